@@ -1,0 +1,46 @@
+// node.h — the interface between an engine and a switch or host.
+//
+// A node has ports numbered 0..num_ports()-1 (one per link end, in topology order). The
+// engine (virtual-time or real-time DPDK, in fabric/) owns the wires: it hands the node the
+// packets received on a port, and when a port's wire is free (serialisation at the link rate
+// is modelled by the engine, so queues build inside the node) it asks the node for the next
+// packet to put on that wire. Timers: the node reports its earliest deadline and the engine
+// calls on_timer() at or after it. The node never reads a clock: `now` is always passed in.
+//
+// Ownership: rx() takes ownership of every mbuf it is given (it frees what it drops);
+// tx() hands ownership of the returned mbuf to the engine. All calls come from the one
+// thread (lcore) that runs this node; none may block, throw or allocate per packet.
+#pragma once
+
+#include <cstdint>
+
+#include "common/time_ns.h"
+
+struct rte_mbuf;
+
+namespace rocemu {
+
+class Node {
+ public:
+  virtual ~Node() = default;
+
+  virtual uint16_t num_ports() const noexcept = 0;
+
+  /// Packets received on `port` at `now`. Takes ownership of pkts[0..n).
+  virtual void rx(uint16_t port, rte_mbuf* const* pkts, uint16_t n, TimeNs now) noexcept = 0;
+
+  /// The wire of `port` is free at `now`: return the next packet to transmit on it, or
+  /// nullptr if none may go now (empty, paused by PFC, or held back by a pacer; in the
+  /// latter cases next_deadline() says when to ask again). Ownership passes to the caller.
+  virtual rte_mbuf* tx(uint16_t port, TimeNs now) noexcept = 0;
+
+  /// Earliest time at which the node wants on_timer() or may have a packet to send that it
+  /// refused before (pacing, PFC pause expiry, retransmission timer); kNever if none.
+  virtual TimeNs next_deadline() const noexcept = 0;
+
+  /// Called by the engine at or after next_deadline().
+  virtual void on_timer(TimeNs now) noexcept = 0;
+
+};
+
+}  // namespace rocemu

@@ -1,0 +1,43 @@
+// time_ns.h — simulated and real time in integer nanoseconds, and rate/size units.
+//
+// Every piece of core logic takes `TimeNs now` as a parameter and never reads a clock:
+// the real-time engine converts the TSC once per poll iteration, the virtual-time engine
+// passes simulated time. Units: TimeNs is nanoseconds; rates are bits per second (_bps).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+namespace rocemu {
+
+using TimeNs = int64_t;
+
+inline constexpr TimeNs kNever = std::numeric_limits<TimeNs>::max();
+inline constexpr TimeNs kNsPerUs = 1000;
+inline constexpr TimeNs kNsPerMs = 1000 * kNsPerUs;
+inline constexpr TimeNs kNsPerSec = 1000 * kNsPerMs;
+
+inline constexpr uint64_t kBitsPerByte = 8;
+inline constexpr uint64_t kBpsPerGbps = 1'000'000'000ULL;
+inline constexpr uint64_t kBpsPerMbps = 1'000'000ULL;
+
+/// Time to serialise `bytes` on a wire of `rate_bps`, rounded up to the next nanosecond.
+/// Exact integer arithmetic: ceil(bytes * 8 * 1e9 / rate_bps). A 1000-byte frame at
+/// 10 Gbps takes exactly 800 ns. Valid for bytes < 2^30 and rate_bps <= 2^40.
+constexpr TimeNs serialization_ns(uint64_t bytes, uint64_t rate_bps) noexcept {
+  const unsigned __int128 bits_ns =
+      static_cast<unsigned __int128>(bytes) * kBitsPerByte * static_cast<uint64_t>(kNsPerSec);
+  return static_cast<TimeNs>((bits_ns + rate_bps - 1) / rate_bps);
+}
+
+/// Bytes that `rate_bps` moves in `dt_ns` (floor).
+constexpr uint64_t bytes_in(TimeNs dt_ns, uint64_t rate_bps) noexcept {
+  if (dt_ns <= 0) return 0;
+  const unsigned __int128 b = static_cast<unsigned __int128>(dt_ns) * rate_bps;
+  return static_cast<uint64_t>(b / (kBitsPerByte * static_cast<uint64_t>(kNsPerSec)));
+}
+
+static_assert(serialization_ns(1000, 10 * kBpsPerGbps) == 800);
+static_assert(serialization_ns(1, 3) == 2'666'666'667);
+
+}  // namespace rocemu

@@ -1,0 +1,150 @@
+// topology.cc — construction and shortest-path routing over the topology model.
+#include "common/topology.h"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+
+namespace rocemu {
+
+uint32_t Topology::add_node(std::string name, NodeKind kind) {
+  const auto idx = static_cast<uint32_t>(nodes_.size());
+  TopoNode n;
+  n.name = std::move(name);
+  n.kind = kind;
+  if (kind == NodeKind::kHost) {
+    const uint32_t h = static_cast<uint32_t>(hosts().size());
+    n.ipv4 = (10u << 24) | ((h / 250) << 8) | (h % 250 + 1);
+  }
+  nodes_.push_back(std::move(n));
+  return idx;
+}
+
+uint32_t Topology::add_link(uint32_t a, uint32_t b, uint64_t rate_bps, TimeNs delay_ns) {
+  const auto li = static_cast<uint32_t>(links_.size());
+  TopoLink l;
+  l.a = {a, static_cast<uint16_t>(nodes_.at(a).ports.size())};
+  l.b = {b, static_cast<uint16_t>(nodes_.at(b).ports.size())};
+  l.rate_bps = rate_bps;
+  l.delay_ns = delay_ns;
+  auto mac_for = [](PortRef p) {
+    // Locally administered unicast: 02:rc:node(2):port(2)
+    return MacAddr{0x02, 0x52, static_cast<uint8_t>(p.node >> 8), static_cast<uint8_t>(p.node),
+                   static_cast<uint8_t>(p.port >> 8), static_cast<uint8_t>(p.port)};
+  };
+  nodes_[a].ports.push_back(TopoPort{li, l.b, mac_for(l.a)});
+  nodes_[b].ports.push_back(TopoPort{li, l.a, mac_for(l.b)});
+  links_.push_back(l);
+  return li;
+}
+
+int64_t Topology::find(const std::string& name) const noexcept {
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].name == name) return static_cast<int64_t>(i);
+  return -1;
+}
+
+int64_t Topology::find_host_by_ip(uint32_t ipv4) const noexcept {
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].kind == NodeKind::kHost && nodes_[i].ipv4 == ipv4) return static_cast<int64_t>(i);
+  return -1;
+}
+
+std::vector<uint32_t> Topology::hosts() const {
+  std::vector<uint32_t> r;
+  for (uint32_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].kind == NodeKind::kHost) r.push_back(i);
+  return r;
+}
+
+std::vector<uint32_t> Topology::switches() const {
+  std::vector<uint32_t> r;
+  for (uint32_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].kind == NodeKind::kSwitch) r.push_back(i);
+  return r;
+}
+
+namespace {
+constexpr int kUnreached = std::numeric_limits<int>::max();
+
+// Hop distance from every node to `dst`, over up links. Hosts do not forward: a path may
+// start or end at a host but never pass through one.
+std::vector<int> distances_to(const Topology& t, uint32_t dst) {
+  std::vector<int> d(t.nodes().size(), kUnreached);
+  std::deque<uint32_t> q;
+  d[dst] = 0;
+  q.push_back(dst);
+  while (!q.empty()) {
+    const uint32_t u = q.front();
+    q.pop_front();
+    if (u != dst && t.node(u).kind == NodeKind::kHost) continue;
+    for (const auto& p : t.node(u).ports) {
+      if (!t.links()[p.link].up) continue;
+      const uint32_t v = p.peer.node;
+      if (d[v] == kUnreached) {
+        d[v] = d[u] + 1;
+        q.push_back(v);
+      }
+    }
+  }
+  return d;
+}
+}  // namespace
+
+std::vector<std::vector<std::vector<uint16_t>>> Topology::shortest_path_ports() const {
+  std::vector<std::vector<std::vector<uint16_t>>> r(nodes_.size(),
+                                                    std::vector<std::vector<uint16_t>>(nodes_.size()));
+  for (uint32_t dst : hosts()) {
+    const auto d = distances_to(*this, dst);
+    for (uint32_t n = 0; n < nodes_.size(); ++n) {
+      if (n == dst || d[n] == kUnreached) continue;
+      for (uint16_t p = 0; p < nodes_[n].ports.size(); ++p) {
+        const auto& port = nodes_[n].ports[p];
+        if (!links_[port.link].up) continue;
+        const uint32_t v = port.peer.node;
+        if (d[v] == d[n] - 1 && (v == dst || nodes_[v].kind == NodeKind::kSwitch)) r[n][dst].push_back(p);
+      }
+    }
+  }
+  return r;
+}
+
+std::vector<std::string> Topology::unreachable_host_pairs() const {
+  std::vector<std::string> r;
+  const auto hs = hosts();
+  for (uint32_t b : hs) {
+    const auto d = distances_to(*this, b);
+    for (uint32_t a : hs)
+      if (a != b && d[a] == kUnreached) r.push_back(nodes_[a].name + "->" + nodes_[b].name);
+  }
+  return r;
+}
+
+Topology::PathInfo Topology::path_info(uint32_t a, uint32_t b) const {
+  PathInfo info;
+  const auto d = distances_to(*this, b);
+  if (d[a] == kUnreached || a == b) return info;
+  info.bottleneck_bps = std::numeric_limits<uint64_t>::max();
+  uint32_t n = a;
+  while (n != b) {
+    // Follow the first port that descends towards b (deterministic).
+    for (const auto& p : nodes_[n].ports) {
+      const uint32_t v = p.peer.node;
+      if (links_[p.link].up && d[v] == d[n] - 1 && (v == b || nodes_[v].kind == NodeKind::kSwitch)) {
+        info.bottleneck_bps = std::min(info.bottleneck_bps, links_[p.link].rate_bps);
+        info.delay_ns += links_[p.link].delay_ns;
+        ++info.hops;
+        n = v;
+        break;
+      }
+    }
+  }
+  return info;
+}
+
+std::string ipv4_to_string(uint32_t ip) {
+  return std::to_string(ip >> 24) + "." + std::to_string((ip >> 16) & 0xff) + "." +
+         std::to_string((ip >> 8) & 0xff) + "." + std::to_string(ip & 0xff);
+}
+
+}  // namespace rocemu

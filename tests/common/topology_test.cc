@@ -1,0 +1,80 @@
+#include "common/topology.h"
+
+#include <gtest/gtest.h>
+
+namespace rocemu {
+
+namespace {
+// h0 - s0 - h1, plus s0 = s1 (two parallel links) - h2
+Topology small() {
+  Topology t;
+  const auto h0 = t.add_node("h0", NodeKind::kHost);
+  const auto h1 = t.add_node("h1", NodeKind::kHost);
+  const auto h2 = t.add_node("h2", NodeKind::kHost);
+  const auto s0 = t.add_node("s0", NodeKind::kSwitch);
+  const auto s1 = t.add_node("s1", NodeKind::kSwitch);
+  t.add_link(h0, s0, 25 * kBpsPerGbps, 1000);
+  t.add_link(h1, s0, 25 * kBpsPerGbps, 1000);
+  t.add_link(s0, s1, 100 * kBpsPerGbps, 1000);
+  t.add_link(s0, s1, 100 * kBpsPerGbps, 1000);
+  t.add_link(s1, h2, 10 * kBpsPerGbps, 2000);
+  return t;
+}
+}  // namespace
+
+TEST(Topology, PortsAreNumberedInLinkOrderAndPeersPointBack) {
+  const auto t = small();
+  const auto& s0 = t.node(3);
+  ASSERT_EQ(s0.ports.size(), 4u);
+  EXPECT_EQ(s0.ports[0].peer, (PortRef{0, 0}));
+  EXPECT_EQ(s0.ports[2].peer, (PortRef{4, 0}));
+  EXPECT_EQ(t.node(4).ports[1].peer, (PortRef{3, 3}));
+  EXPECT_NE(s0.ports[0].mac, s0.ports[1].mac);
+}
+
+TEST(Topology, HostsGetDistinctAddresses) {
+  const auto t = small();
+  EXPECT_EQ(ipv4_to_string(t.node(0).ipv4), "10.0.0.1");
+  EXPECT_EQ(ipv4_to_string(t.node(2).ipv4), "10.0.0.3");
+  EXPECT_EQ(t.find_host_by_ip(t.node(1).ipv4), 1);
+  EXPECT_EQ(t.node(3).ipv4, 0u);
+}
+
+TEST(Topology, ShortestPathsIncludeEveryEqualCostPort) {
+  const auto t = small();
+  const auto r = t.shortest_path_ports();
+  EXPECT_EQ(r[3][2], (std::vector<uint16_t>{2, 3}));  // s0 -> h2 over both parallel links
+  EXPECT_EQ(r[3][0], (std::vector<uint16_t>{0}));
+  EXPECT_EQ(r[4][0], (std::vector<uint16_t>{0, 1}));
+  EXPECT_EQ(r[0][2], (std::vector<uint16_t>{0}));
+  EXPECT_TRUE(r[0][0].empty());
+}
+
+TEST(Topology, HostsDoNotForward) {
+  Topology t;
+  const auto a = t.add_node("a", NodeKind::kHost);
+  const auto b = t.add_node("b", NodeKind::kHost);
+  const auto c = t.add_node("c", NodeKind::kHost);
+  t.add_link(a, b, 1, 0);
+  t.add_link(b, c, 1, 0);
+  const auto bad = t.unreachable_host_pairs();
+  EXPECT_EQ(bad, (std::vector<std::string>{"c->a", "a->c"}));
+}
+
+TEST(Topology, LinksThatAreDownAreNotRouted) {
+  auto t = small();
+  t.mutable_links()[2].up = false;
+  EXPECT_EQ(t.shortest_path_ports()[3][2], (std::vector<uint16_t>{3}));
+  t.mutable_links()[3].up = false;
+  EXPECT_FALSE(t.unreachable_host_pairs().empty());
+}
+
+TEST(Topology, PathInfoGivesBottleneckAndDelay) {
+  const auto t = small();
+  const auto p = t.path_info(0, 2);
+  EXPECT_EQ(p.bottleneck_bps, 10 * kBpsPerGbps);
+  EXPECT_EQ(p.delay_ns, 4000);
+  EXPECT_EQ(p.hops, 3);
+}
+
+}  // namespace rocemu
