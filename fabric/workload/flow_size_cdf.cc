@@ -53,7 +53,7 @@ FlowSizeCdf FlowSizeCdf::parse(std::string_view text, const std::string& source)
   int line_no = 0;
   int last_line = 0;
   size_t pos = 0;
-  while (pos <= text.size()) {
+  while (pos < text.size()) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
     std::string_view line = text.substr(pos, end - pos);
@@ -89,7 +89,6 @@ FlowSizeCdf FlowSizeCdf::parse(std::string_view text, const std::string& source)
     }
     knots.push_back({size, std::min(pct, 100.0) / 100.0});
     last_line = line_no;
-    if (end == text.size()) break;
   }
   if (knots.empty()) fail(source, std::max(line_no, 1), "no knots (empty CDF)");
   if (std::abs(knots.back().cdf - 1.0) > kPercentTolerance / 100.0) {

@@ -2,6 +2,7 @@
 #include "fabric/workload/workload_params.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace rocemu::workload {
@@ -65,7 +66,9 @@ void check_against_hosts(const WorkloadParams& p, size_t num_hosts, const std::s
                          ConfigErrors& errors) {
   const std::string hosts = std::to_string(num_hosts);
   if (p.load > 0 && num_hosts < 2) {
-    errors.add(path + ".load", std::to_string(p.load),
+    char load[32];
+    std::snprintf(load, sizeof load, "%g", p.load);
+    errors.add(path + ".load", load,
                "background flows need at least 2 hosts, topology has " + hosts);
   }
   if (p.incast) {
