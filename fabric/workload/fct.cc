@@ -106,7 +106,8 @@ FctSummary FctStats::summarize() const {
     all.push_back(sd);
     per_bin[bins_.bin_of(r.flow.size_bytes)].push_back(sd);
     bytes += static_cast<double>(r.flow.size_bytes);
-    if (r.fct_ns() > 0) rate_sum += 8e9 * static_cast<double>(r.flow.size_bytes) / static_cast<double>(r.fct_ns());
+    if (r.fct_ns() > 0)
+      rate_sum += 8e9 * static_cast<double>(r.flow.size_bytes) / static_cast<double>(r.fct_ns());
     first_start = std::min(first_start, r.flow.start_ns);
     last_finish = std::max(last_finish, r.finish_ns);
   }
@@ -143,9 +144,8 @@ void write_flows_csv(std::ostream& os, const std::vector<FlowRecord>& records) {
   os << "id,src,dst,size_bytes,op,incast,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown\n";
   for (const FlowRecord& r : records) {
     const FlowSpec& f = r.flow;
-    os << f.id << ',' << f.src << ',' << f.dst << ',' << f.size_bytes << ','
-       << flow_op_name(f.op) << ','
-       << (f.incast == kNotIncast ? std::string("-1") : std::to_string(f.incast)) << ','
+    os << f.id << ',' << f.src << ',' << f.dst << ',' << f.size_bytes << ',' << flow_op_name(f.op)
+       << ',' << (f.incast == kNotIncast ? std::string("-1") : std::to_string(f.incast)) << ','
        << f.start_ns << ',' << r.finish_ns << ',' << r.fct_ns() << ',' << r.ideal_ns << ','
        << fmt(r.slowdown(), "%.6f") << '\n';
   }

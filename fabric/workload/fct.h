@@ -72,8 +72,9 @@ class SizeBins {
   /// Edges at quantiles of the size distribution (default: deciles 10%..100%), as in the
   /// FCT-by-size plots of HPCC and GraphCC where each bin holds about the same number of
   /// flows. Equal edges (point masses) collapse into one bin.
-  static SizeBins from_quantiles(const FlowSizeCdf& cdf, const std::vector<double>& ps = {
-      0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0});
+  static SizeBins from_quantiles(const FlowSizeCdf& cdf,
+                                 const std::vector<double>& ps = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7,
+                                                                  0.8, 0.9, 1.0});
 
   /// Number of bins including the open last bin.
   size_t size() const noexcept { return upper_.size() + 1; }
@@ -108,7 +109,7 @@ struct FctSummary {
   double mean_flow_rate_bps = 0;  // mean over flows of size * 8 / FCT
   // Fed by the engine from switch/NIC counters (see FctStats::add_*):
   uint64_t queue_samples = 0;
-  double mean_queue_bytes = 0;    // NaN when no samples
+  double mean_queue_bytes = 0;  // NaN when no samples
   double p99_queue_bytes = 0;
   uint64_t pfc_pauses = 0;
   uint64_t cnps = 0;

@@ -29,8 +29,8 @@ TimeNs absolute(TimeNs start_ns, TimeNs stop_ns, double rel_ns) noexcept {
 // ---- PoissonFlowGenerator ----
 
 PoissonFlowGenerator::PoissonFlowGenerator(const FlowSizeCdf& cdf, std::vector<HostSpec> hosts,
-                                           double load, TimeNs start_ns, TimeNs stop_ns,
-                                           FlowOp op, uint64_t seed)
+                                           double load, TimeNs start_ns, TimeNs stop_ns, FlowOp op,
+                                           uint64_t seed)
     : cdf_(&cdf), specs_(std::move(hosts)), start_ns_(start_ns), stop_ns_(stop_ns), op_(op) {
   hosts_.reserve(specs_.size());
   heap_.reserve(specs_.size());
@@ -98,8 +98,8 @@ IncastGenerator::IncastGenerator(const IncastParams& p, std::vector<uint32_t> ho
 
 void IncastGenerator::draw_event() noexcept {
   const auto n = static_cast<uint32_t>(hosts_.size());
-  receiver_ = p_.receiver >= 0 ? static_cast<uint32_t>(p_.receiver)
-                               : static_cast<uint32_t>(rng_.below(n));
+  receiver_ =
+      p_.receiver >= 0 ? static_cast<uint32_t>(p_.receiver) : static_cast<uint32_t>(rng_.below(n));
   // Candidates: every host but the receiver, in index order; the first `senders` slots of a
   // partial Fisher-Yates shuffle are the senders (distinct by construction).
   uint32_t k = 0;

@@ -57,13 +57,15 @@ FlowSizeCdf FlowSizeCdf::parse(std::string_view text, const std::string& source)
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
     std::string_view line = text.substr(pos, end - pos);
-    if (const size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    if (const size_t hash = line.find('#'); hash != std::string_view::npos)
+      line = line.substr(0, hash);
     pos = end + 1;
     ++line_no;
     const auto toks = split_ws(line);
     if (toks.empty()) continue;
     if (toks.size() != 2) {
-      fail(source, line_no, "expected `<size bytes> <CDF percent>`, got '" + std::string(line) + "'");
+      fail(source, line_no,
+           "expected `<size bytes> <CDF percent>`, got '" + std::string(line) + "'");
     }
     double size = 0;
     double pct = 0;
@@ -79,12 +81,12 @@ FlowSizeCdf FlowSizeCdf::parse(std::string_view text, const std::string& source)
     }
     if (!knots.empty()) {
       if (size < knots.back().size_bytes) {
-        fail(source, line_no, "flow size " + std::string(toks[0]) +
-                                  " decreases (CDF must be monotone in size)");
+        fail(source, line_no,
+             "flow size " + std::string(toks[0]) + " decreases (CDF must be monotone in size)");
       }
       if (pct / 100.0 < knots.back().cdf) {
-        fail(source, line_no, "CDF percent " + std::string(toks[1]) +
-                                  " decreases (CDF must be non-decreasing)");
+        fail(source, line_no,
+             "CDF percent " + std::string(toks[1]) + " decreases (CDF must be non-decreasing)");
       }
     }
     knots.push_back({size, std::min(pct, 100.0) / 100.0});
@@ -103,7 +105,8 @@ FlowSizeCdf FlowSizeCdf::parse(std::string_view text, const std::string& source)
 
 FlowSizeCdf FlowSizeCdf::load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path + ": cannot read flow-size CDF file (" + std::strerror(errno) + ")");
+  if (!in)
+    throw ConfigError(path + ": cannot read flow-size CDF file (" + std::strerror(errno) + ")");
   std::ostringstream ss;
   ss << in.rdbuf();
   return parse(ss.str(), path);
@@ -143,7 +146,8 @@ double FlowSizeCdf::quantile(double p) const noexcept {
   p = std::clamp(p, 0.0, 1.0);
   // i = first knot with cdf >= p; then cdf[i-1] < p <= cdf[i] and the answer lies in the
   // segment (i-1, i) — or at the first knot's point mass when i == 0.
-  const size_t i = static_cast<size_t>(std::lower_bound(cdfs_.begin(), cdfs_.end(), p) - cdfs_.begin());
+  const size_t i =
+      static_cast<size_t>(std::lower_bound(cdfs_.begin(), cdfs_.end(), p) - cdfs_.begin());
   if (i == 0) return knots_[0].size_bytes;
   if (i >= knots_.size()) return knots_.back().size_bytes;  // unreachable: cdf ends at 1
   const Knot& lo = knots_[i - 1];

@@ -21,8 +21,7 @@ TimeNs Progress::estimate_left_ns(TimeNs sim_now_ns, TimeNs wall_elapsed_ns) con
                              static_cast<double>(done));
 }
 
-std::string Progress::format(TimeNs sim_now_ns, uint64_t flows_done,
-                             TimeNs wall_elapsed_ns) const {
+std::string Progress::format(TimeNs sim_now_ns, uint64_t flows_done, TimeNs wall_elapsed_ns) const {
   const double span = static_cast<double>(sim_end_ns_ - sim_start_ns_);
   const double pct =
       span > 0 ? 100.0 * static_cast<double>(sim_now_ns - sim_start_ns_) / span : 100.0;
@@ -35,8 +34,8 @@ std::string Progress::format(TimeNs sim_now_ns, uint64_t flows_done,
   }
   char buf[192];
   std::snprintf(buf, sizeof buf, "sim %.3f ms / %.3f ms (%.1f%%), %llu flows done, wall %.1f s, %s",
-                static_cast<double>(sim_now_ns) / 1e6, static_cast<double>(sim_end_ns_) / 1e6,
-                pct, static_cast<unsigned long long>(flows_done),
+                static_cast<double>(sim_now_ns) / 1e6, static_cast<double>(sim_end_ns_) / 1e6, pct,
+                static_cast<unsigned long long>(flows_done),
                 static_cast<double>(wall_elapsed_ns) / 1e9, eta);
   return buf;
 }

@@ -24,8 +24,7 @@ class Progress {
   /// A line to print now, or nothing if the last one was less than the interval ago (the
   /// first line comes one interval into the run). Cheap when it returns nothing, so the
   /// engine may call it every loop iteration.
-  std::optional<std::string> update(TimeNs sim_now_ns, uint64_t flows_done,
-                                    TimeNs wall_elapsed_ns);
+  std::optional<std::string> update(TimeNs sim_now_ns, uint64_t flows_done, TimeNs wall_elapsed_ns);
   /// The line itself, e.g. "sim 12.500 ms / 25.000 ms (50.0%), 1234 flows done, wall 3.2 s,
   /// ~3.2 s left".
   std::string format(TimeNs sim_now_ns, uint64_t flows_done, TimeNs wall_elapsed_ns) const;

@@ -30,12 +30,12 @@ struct IncastParams {
 };
 
 struct WorkloadParams {
-  std::string cdf_file;       // flow-size CDF; required when load > 0
-  double load = 0;            // offered load per host, fraction of its link rate
-  TimeNs start_ns = 0;        // first possible flow start
-  TimeNs duration_ns = 0;     // flows start in [start_ns, start_ns + duration_ns)
+  std::string cdf_file;    // flow-size CDF; required when load > 0
+  double load = 0;         // offered load per host, fraction of its link rate
+  TimeNs start_ns = 0;     // first possible flow start
+  TimeNs duration_ns = 0;  // flows start in [start_ns, start_ns + duration_ns)
   FlowOp op = FlowOp::kWrite;
-  uint64_t seed_offset = 0;   // added to the run seed (other streams stay unchanged)
+  uint64_t seed_offset = 0;  // added to the run seed (other streams stay unchanged)
   std::optional<IncastParams> incast;
 
   TimeNs stop_ns() const noexcept { return start_ns + duration_ns; }

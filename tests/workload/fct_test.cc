@@ -17,7 +17,8 @@ TEST(IdealFct, WriteOfOnePacketCountsHeadersAndReth) {
   // 1000 B WRITE, MTU 1024: one packet, 1000 + 58 (Eth 14 IPv4 20 UDP 8 BTH 12 ICRC 4)
   // + RETH 16 = 1074 B = 8592 bits; at 100 Gbps 85.92 ns -> 86 ns; + base RTT 2 us.
   EXPECT_EQ(wire_bytes(1000, FlowOp::kWrite, 1024, false), 1074u);
-  const IdealFctParams p{.base_rtt_ns = 2000, .bottleneck_bps = 100 * kBpsPerGbps, .mtu_bytes = 1024};
+  const IdealFctParams p{
+      .base_rtt_ns = 2000, .bottleneck_bps = 100 * kBpsPerGbps, .mtu_bytes = 1024};
   EXPECT_EQ(ideal_fct_ns(1000, FlowOp::kWrite, p), 2086);
 }
 
@@ -34,7 +35,8 @@ TEST(IdealFct, SendOfFourPacketsWithAndWithoutFcs) {
   EXPECT_EQ(ideal_fct_ns(4096, FlowOp::kSend, fcs), 1391);
   // 1 MB WRITE at MTU 4096: 256 packets, 1,048,576 + 256 * 58 + 16 = 1,063,440 B at 10 Gbps
   // = 850,752 ns; + 10 us base RTT.
-  const IdealFctParams big{.base_rtt_ns = 10'000, .bottleneck_bps = 10 * kBpsPerGbps, .mtu_bytes = 4096};
+  const IdealFctParams big{
+      .base_rtt_ns = 10'000, .bottleneck_bps = 10 * kBpsPerGbps, .mtu_bytes = 4096};
   EXPECT_EQ(ideal_fct_ns(1 << 20, FlowOp::kWrite, big), 860'752);
 }
 
@@ -121,16 +123,18 @@ TEST(FctStats, SummaryMatchesHandComputedPercentilesPerBinAndOverall) {
   ASSERT_EQ(s.bins.size(), 2u) << "the empty open bin is left out";
   EXPECT_EQ(s.bins[0].upper_bytes, 1000u);
   EXPECT_EQ(s.bins[0].slowdown.flows, 4u);
-  EXPECT_DOUBLE_EQ(s.bins[0].slowdown.median, 2.5);   // h = 1.5
-  EXPECT_DOUBLE_EQ(s.bins[0].slowdown.p95, 3.85);     // h = 2.85
-  EXPECT_DOUBLE_EQ(s.bins[0].slowdown.p99, 3.97);     // h = 2.97
+  EXPECT_DOUBLE_EQ(s.bins[0].slowdown.median, 2.5);  // h = 1.5
+  EXPECT_DOUBLE_EQ(s.bins[0].slowdown.p95, 3.85);    // h = 2.85
+  EXPECT_DOUBLE_EQ(s.bins[0].slowdown.p99, 3.97);    // h = 2.97
   EXPECT_EQ(s.bins[1].lower_bytes, 1000u);
   EXPECT_DOUBLE_EQ(s.bins[1].slowdown.median, 15);
   EXPECT_DOUBLE_EQ(s.bins[1].slowdown.p99, 19.9);
   // Goodput: 152,300 B from t = 0 to the last finish at 201,000 ns.
   EXPECT_DOUBLE_EQ(s.goodput_bps, 8e9 * 152'300 / 201'000);
-  const double rate = 8e9 * (100.0 / 500 + 200.0 / 2000 + 1000.0 / 3000 + 1000.0 / 4000 +
-                             50'000.0 / 100'000 + 100'000.0 / 200'000) / 6;
+  const double rate = 8e9 *
+                      (100.0 / 500 + 200.0 / 2000 + 1000.0 / 3000 + 1000.0 / 4000 +
+                       50'000.0 / 100'000 + 100'000.0 / 200'000) /
+                      6;
   EXPECT_NEAR(s.mean_flow_rate_bps, rate, 1e-6 * rate);
   EXPECT_EQ(s.queue_samples, 4u);
   EXPECT_DOUBLE_EQ(s.mean_queue_bytes, 1500);

@@ -38,8 +38,8 @@ std::vector<FlowSpec> drain(WorkloadGenerator& g) {
 
 TEST(PoissonFlowGenerator, RateFollowsTheLoadDefinition) {
   const auto cdf = FlowSizeCdf::load(kDir + "WebSearch_distribution.txt");
-  PoissonFlowGenerator g(cdf, {{0, 25 * kBpsPerGbps}, {1, 100 * kBpsPerGbps}}, 0.6, 0,
-                         kNsPerSec, FlowOp::kWrite, 1);
+  PoissonFlowGenerator g(cdf, {{0, 25 * kBpsPerGbps}, {1, 100 * kBpsPerGbps}}, 0.6, 0, kNsPerSec,
+                         FlowOp::kWrite, 1);
   // lambda = load * rate / (8 * mean) = 0.6 * 25e9 / (8 * 1,711,250) = 1095.69 flows/s.
   EXPECT_NEAR(g.lambda_per_sec(0), 0.6 * 25e9 / (8 * 1711250.0), 1e-9);
   EXPECT_NEAR(g.lambda_per_sec(1), 4 * g.lambda_per_sec(0), 1e-9);
@@ -48,7 +48,8 @@ TEST(PoissonFlowGenerator, RateFollowsTheLoadDefinition) {
 TEST(PoissonFlowGenerator, InterArrivalsAreExponentialWithMeanOneOverLambda) {
   const auto cdf = FlowSizeCdf::parse("1000 100\n", "const");  // every flow is 1000 B
   // 2 hosts at 10 Gbps, load 0.8: lambda = 0.8e10 / 8000 = 1e6 flows/s per host (1 us).
-  PoissonFlowGenerator g(cdf, hosts(2, 10 * kBpsPerGbps), 0.8, 0, 200 * kNsPerMs, FlowOp::kWrite, 7);
+  PoissonFlowGenerator g(cdf, hosts(2, 10 * kBpsPerGbps), 0.8, 0, 200 * kNsPerMs, FlowOp::kWrite,
+                         7);
   const double mean_ns = 1e9 / g.lambda_per_sec(0);
   ASSERT_NEAR(mean_ns, 1000.0, 1e-9);
   std::vector<double> gaps;
@@ -106,14 +107,14 @@ void check_offered_load(const std::string& file, double load, TimeNs duration_ns
 
 TEST(WorkloadGenerator, OfferedLoadEqualsTargetOverALongSeededWindow) {
   check_offered_load("WebSearch_distribution.txt", 0.6, 20 * kNsPerSec);  // ~175k flows
-  check_offered_load("FbHdp_distribution.txt", 0.3, 4 * kNsPerSec);      // ~250k flows
+  check_offered_load("FbHdp_distribution.txt", 0.3, 4 * kNsPerSec);       // ~250k flows
 }
 
 TEST(WorkloadGenerator, DestinationsAreUniformAmongOtherHostsAndNeverSelf) {
   constexpr uint32_t kHosts = 6;
-  const auto cfg = make_workload_config(background(0.5, 50 * kNsPerMs),
-                                        hosts(kHosts, 100 * kBpsPerGbps),
-                                        FlowSizeCdf::parse("0 0\n2000 100\n", "small"));
+  const auto cfg =
+      make_workload_config(background(0.5, 50 * kNsPerMs), hosts(kHosts, 100 * kBpsPerGbps),
+                           FlowSizeCdf::parse("0 0\n2000 100\n", "small"));
   WorkloadGenerator g(cfg, 3);
   std::map<std::pair<uint32_t, uint32_t>, double> pairs;
   std::map<uint32_t, double> per_src;
@@ -136,8 +137,11 @@ TEST(WorkloadGenerator, DestinationsAreUniformAmongOtherHostsAndNeverSelf) {
 TEST(WorkloadGenerator, PeriodicIncastHasCountSizeAndDistinctSenders) {
   WorkloadParams p = background(0, 10 * kNsPerMs);
   p.start_ns = 5 * kNsPerUs;
-  p.incast = IncastParams{.senders = 7, .size_bytes = 65536, .mode = IncastMode::kPeriodic,
-                          .period_ns = kNsPerMs, .offset_ns = 0};
+  p.incast = IncastParams{.senders = 7,
+                          .size_bytes = 65536,
+                          .mode = IncastMode::kPeriodic,
+                          .period_ns = kNsPerMs,
+                          .offset_ns = 0};
   const auto cfg = make_workload_config(p, hosts(8, 25 * kBpsPerGbps));
   WorkloadGenerator g(cfg, 11);
   const auto flows = drain(g);
@@ -163,8 +167,11 @@ TEST(WorkloadGenerator, PeriodicIncastHasCountSizeAndDistinctSenders) {
 
 TEST(WorkloadGenerator, IncastWithFixedReceiverNeverPicksItAsSender) {
   WorkloadParams p = background(0, 5 * kNsPerMs);
-  p.incast = IncastParams{.senders = 3, .size_bytes = 1000, .mode = IncastMode::kPeriodic,
-                          .period_ns = 10 * kNsPerUs, .receiver = 2};
+  p.incast = IncastParams{.senders = 3,
+                          .size_bytes = 1000,
+                          .mode = IncastMode::kPeriodic,
+                          .period_ns = 10 * kNsPerUs,
+                          .receiver = 2};
   const auto cfg = make_workload_config(p, hosts(4, 25 * kBpsPerGbps));
   WorkloadGenerator g(cfg, 5);
   const auto flows = drain(g);
@@ -177,8 +184,8 @@ TEST(WorkloadGenerator, IncastWithFixedReceiverNeverPicksItAsSender) {
 
 TEST(WorkloadGenerator, PoissonIncastEventCountMatchesRate) {
   WorkloadParams p = background(0, kNsPerSec);
-  p.incast = IncastParams{.senders = 2, .size_bytes = 4096, .mode = IncastMode::kPoisson,
-                          .rate_hz = 10000};
+  p.incast = IncastParams{
+      .senders = 2, .size_bytes = 4096, .mode = IncastMode::kPoisson, .rate_hz = 10000};
   const auto cfg = make_workload_config(p, hosts(5, 25 * kBpsPerGbps));
   WorkloadGenerator g(cfg, 9);
   const auto flows = drain(g);
@@ -191,7 +198,9 @@ TEST(WorkloadGenerator, PoissonIncastEventCountMatchesRate) {
 TEST(WorkloadGenerator, MergedStreamIsTimeOrderedWithSequentialIds) {
   WorkloadParams p = background(0.7, 2 * kNsPerMs);
   p.op = FlowOp::kSend;
-  p.incast = IncastParams{.senders = 4, .size_bytes = 30000, .mode = IncastMode::kPeriodic,
+  p.incast = IncastParams{.senders = 4,
+                          .size_bytes = 30000,
+                          .mode = IncastMode::kPeriodic,
                           .period_ns = 100 * kNsPerUs};
   const auto cfg = make_workload_config(p, hosts(8, 100 * kBpsPerGbps),
                                         FlowSizeCdf::load(kDir + "FbHdp_distribution.txt"));
@@ -236,8 +245,8 @@ TEST(WorkloadGenerator, DueReturnsExactlyTheFlowsStartedByNow) {
 
 TEST(WorkloadGenerator, SameSeedReplaysExactlyAndOtherSeedsDiffer) {
   WorkloadParams p = background(0.5, 3 * kNsPerMs);
-  p.incast = IncastParams{.senders = 3, .size_bytes = 8000, .mode = IncastMode::kPoisson,
-                          .rate_hz = 2000};
+  p.incast =
+      IncastParams{.senders = 3, .size_bytes = 8000, .mode = IncastMode::kPoisson, .rate_hz = 2000};
   const auto cfg = make_workload_config(p, hosts(6, 25 * kBpsPerGbps),
                                         FlowSizeCdf::load(kDir + "WebSearch_distribution.txt"));
   WorkloadGenerator a(cfg, 42), b(cfg, 42), c(cfg, 43);

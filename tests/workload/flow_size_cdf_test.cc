@@ -87,7 +87,8 @@ void check_sampling(const std::string& file) {
     if (k.size_bytes < 1) continue;
     const auto x = static_cast<uint64_t>(k.size_bytes);
     const double empirical =
-        static_cast<double>(std::upper_bound(samples.begin(), samples.end(), x) - samples.begin()) / kN;
+        static_cast<double>(std::upper_bound(samples.begin(), samples.end(), x) - samples.begin()) /
+        kN;
     const double expected = cdf.cdf_at(k.size_bytes + 0.5);
     const double sd = std::sqrt(expected * (1 - expected) / kN);
     EXPECT_NEAR(empirical, expected, 5 * sd + 1e-9) << "knot " << k.size_bytes;
@@ -113,13 +114,19 @@ std::string error_of(const std::string& text) {
 }
 
 TEST(FlowSizeCdf, MalformedCdfIsReportedWithFileAndLine) {
-  EXPECT_THAT(error_of("0 0\n100 50\n50 60\n300 100\n"), StartsWith("bad.txt:3: flow size 50 decreases"));
-  EXPECT_THAT(error_of("0 0\n100 50\n200 40\n300 100\n"), StartsWith("bad.txt:3: CDF percent 40 decreases"));
-  EXPECT_THAT(error_of("0 0\n100 50\n300 99.5\n"), StartsWith("bad.txt:3: last CDF percent is 99.5"));
-  EXPECT_THAT(error_of("0 0\n\nabc 50\n300 100\n"), StartsWith("bad.txt:3: flow size 'abc' is not a number"));
+  EXPECT_THAT(error_of("0 0\n100 50\n50 60\n300 100\n"),
+              StartsWith("bad.txt:3: flow size 50 decreases"));
+  EXPECT_THAT(error_of("0 0\n100 50\n200 40\n300 100\n"),
+              StartsWith("bad.txt:3: CDF percent 40 decreases"));
+  EXPECT_THAT(error_of("0 0\n100 50\n300 99.5\n"),
+              StartsWith("bad.txt:3: last CDF percent is 99.5"));
+  EXPECT_THAT(error_of("0 0\n\nabc 50\n300 100\n"),
+              StartsWith("bad.txt:3: flow size 'abc' is not a number"));
   EXPECT_THAT(error_of("0 0\n100 5x\n"), StartsWith("bad.txt:2: CDF percent '5x' is not a number"));
-  EXPECT_THAT(error_of("0 0\n100 50 7\n"), StartsWith("bad.txt:2: expected `<size bytes> <CDF percent>`"));
-  EXPECT_THAT(error_of("0 0\n100 150\n"), StartsWith("bad.txt:2: CDF percent 150 is outside [0, 100]"));
+  EXPECT_THAT(error_of("0 0\n100 50 7\n"),
+              StartsWith("bad.txt:2: expected `<size bytes> <CDF percent>`"));
+  EXPECT_THAT(error_of("0 0\n100 150\n"),
+              StartsWith("bad.txt:2: CDF percent 150 is outside [0, 100]"));
   EXPECT_THAT(error_of("-5 0\n100 100\n"), StartsWith("bad.txt:1: flow size -5 is negative"));
   EXPECT_THAT(error_of("# nothing\n\n"), StartsWith("bad.txt:2: no knots"));
   EXPECT_THAT(error_of("0 0\n0 100\n"), StartsWith("bad.txt:2: largest flow size must be > 0"));
