@@ -138,6 +138,35 @@ FctSummary FctStats::summarize() const {
   return s;
 }
 
+// ---- FctRecorder ----
+
+void FctRecorder::on_start(const FlowSpec& f, TimeNs ideal_ns) {
+  const auto [it, inserted] = in_flight_.insert_or_assign(f.id, Started{f, ideal_ns});
+  (void)it;
+  if (!inserted) ++duplicate_starts_;
+}
+
+bool FctRecorder::on_finish(uint64_t flow_id, TimeNs now) {
+  const auto it = in_flight_.find(flow_id);
+  if (it == in_flight_.end()) {
+    ++unknown_finishes_;
+    return false;
+  }
+  FlowRecord r;
+  r.flow = it->second.flow;
+  r.finish_ns = now;
+  r.ideal_ns = it->second.ideal_ns;
+  stats_.add(r);
+  in_flight_.erase(it);
+  return true;
+}
+
+FctSummary FctRecorder::summarize() const {
+  FctSummary s = stats_.summarize();
+  s.flows_unfinished += in_flight_.size();
+  return s;
+}
+
 // ---- Output ----
 
 void write_flows_csv(std::ostream& os, const std::vector<FlowRecord>& records) {

@@ -16,6 +16,7 @@
 #include <iosfwd>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "common/time_ns.h"
@@ -46,8 +47,10 @@ constexpr uint64_t wire_bytes(uint64_t size_bytes, FlowOp op, uint32_t mtu_bytes
   return size_bytes + packets_for(size_bytes, mtu_bytes) * per_packet +
          (op == FlowOp::kWrite ? kRethBytes : 0);
 }
-/// Ideal FCT of a flow (formula above).
+/// Ideal FCT of a flow (formula above); 0 when bottleneck_bps is 0 (no path), which
+/// slowdown() treats as "no ideal" (slowdown 1).
 constexpr TimeNs ideal_fct_ns(uint64_t size_bytes, FlowOp op, const IdealFctParams& p) noexcept {
+  if (p.bottleneck_bps == 0) return 0;
   return p.base_rtt_ns +
          serialization_ns(wire_bytes(size_bytes, op, p.mtu_bytes, p.count_fcs), p.bottleneck_bps);
 }
@@ -145,6 +148,38 @@ class FctStats {
   uint64_t pfc_pauses_ = 0;
   uint64_t cnps_ = 0;
   uint64_t unfinished_ = 0;
+};
+
+/// FctStats plus the flows in flight: the engine reports starts and completions by flow id
+/// and the recorder builds the FlowRecords. Single-threaded, like FctStats.
+class FctRecorder {
+ public:
+  explicit FctRecorder(SizeBins bins) : stats_(std::move(bins)) {}
+
+  /// A flow was posted; `ideal_ns` from ideal_fct_ns() for its path. A repeated id
+  /// replaces the earlier start (counted in duplicate_starts()).
+  void on_start(const FlowSpec& f, TimeNs ideal_ns);
+  /// The flow's completion was seen at `now`. Returns false (and counts it) for an id that
+  /// is not in flight.
+  bool on_finish(uint64_t flow_id, TimeNs now);
+
+  uint64_t in_flight() const noexcept { return in_flight_.size(); }
+  uint64_t unknown_finishes() const noexcept { return unknown_finishes_; }
+  uint64_t duplicate_starts() const noexcept { return duplicate_starts_; }
+  /// The summary, counting flows still in flight as unfinished.
+  FctSummary summarize() const;
+  FctStats& stats() noexcept { return stats_; }
+  const FctStats& stats() const noexcept { return stats_; }
+
+ private:
+  struct Started {
+    FlowSpec flow;
+    TimeNs ideal_ns;
+  };
+  FctStats stats_;
+  std::unordered_map<uint64_t, Started> in_flight_;
+  uint64_t unknown_finishes_ = 0;
+  uint64_t duplicate_starts_ = 0;
 };
 
 /// Per-flow CSV: id,src,dst,size_bytes,op,incast,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown
