@@ -2,6 +2,7 @@
 #include "switchsw/pcapng_capture.h"
 
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <rte_errno.h>
@@ -12,6 +13,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 
 namespace rocemu::sw {
@@ -122,7 +124,21 @@ void PcapngCapture::capture(const rte_mbuf* m, uint16_t iface, Direction dir, Ti
 
 void PcapngCapture::flush() noexcept {
   if (pending_n_ == 0) return;
-  if (rte_pcapng_write_packets(pcapng_, pending_, pending_n_) < 0) dropped_ += pending_n_;
+  // Written here rather than by rte_pcapng_write_packets(): in DPDK 22.11 that function
+  // rewrites each block's interface id from a table filled only for ethdev ports, which
+  // corrupts captures of engine ports that are not ethdevs.
+  iovec iov[32 * 4];
+  int n = 0;
+  size_t bytes = 0;
+  for (uint16_t i = 0; i < pending_n_; ++i)
+    for (rte_mbuf* s = pending_[i]; s && n < static_cast<int>(std::size(iov)); s = s->next) {
+      iov[n].iov_base = rte_pktmbuf_mtod(s, void*);
+      iov[n].iov_len = rte_pktmbuf_data_len(s);
+      bytes += iov[n].iov_len;
+      ++n;
+    }
+  if (::writev(fd_, iov, n) != static_cast<ssize_t>(bytes)) dropped_ += pending_n_;
+  for (uint16_t i = 0; i < pending_n_; ++i) rte_pktmbuf_free(pending_[i]);
   pending_n_ = 0;
 }
 

@@ -6,6 +6,7 @@
 // interface (pcapng spec, draft-tuexen-opsawg-pcapng section 4.2, if_tsresol = 9: ns), copy
 // packets with rte_pcapng_copy(), and stamp each Enhanced Packet Block (section 4.3) with
 // `epoch_ns + now` and our interface id, so virtual-time captures carry simulated time.
+// The blocks are written with writev(2), not rte_pcapng_write_packets() (see flush()).
 // Readable by tshark. Copies are batched (32) and written by write(2) when a batch fills or
 // on flush(): keep captures for debugging and tests, not for line-rate runs.
 // Threads: one owner thread. Units: ns.
