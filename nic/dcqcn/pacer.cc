@@ -44,34 +44,33 @@ bool Pacer::may_send(uint32_t qp, TimeNs now) const noexcept {
   return now * kPsPerNs >= slots_[qp].next_ps;
 }
 
+int64_t Pacer::credit_floor_ps(const Slot& s, int64_t now_ps) const noexcept {
+  return now_ps - bytes_to_ps(burst_bytes_, s.rate_bps) - (kPsPerNs - 1);
+}
+
 void Pacer::on_sent(uint32_t qp, uint32_t bytes, TimeNs now) noexcept {
   Slot& s = slots_[qp];
-  const int64_t credit_floor = now * kPsPerNs - bytes_to_ps(burst_bytes_, s.rate_bps);
-  s.next_ps = std::max(s.next_ps, credit_floor) + bytes_to_ps(bytes, s.rate_bps);
+  s.next_ps = std::max(s.next_ps, credit_floor_ps(s, now * kPsPerNs)) +
+              bytes_to_ps(bytes, s.rate_bps);
+  s.served_seq = ++sends_;
 }
 
 int32_t Pacer::pick(TimeNs now) noexcept {
   const int64_t now_ps = now * kPsPerNs;
-  const uint32_t n = size();
   int32_t best = -1;
   int64_t best_ps = 0;
-  for (uint32_t k = 0; k < n; ++k) {
-    uint32_t i = rr_next_ + k;
-    if (i >= n) i -= n;
+  uint64_t best_seq = 0;
+  for (uint32_t i = 0; i < size(); ++i) {
     const Slot& s = slots_[i];
     if (!s.active || s.next_ps > now_ps) continue;
-    // A QP that banked credit is as eligible as one exactly due: compare the eligible
-    // times clipped to the credit floor so banked credit does not buy priority.
-    const int64_t eligible_ps =
-        std::max(s.next_ps, now_ps - bytes_to_ps(burst_bytes_, s.rate_bps));
-    if (best < 0 || eligible_ps < best_ps) {
+    // Banked credit does not buy priority: compare eligible times clipped to the floor.
+    const int64_t eligible_ps = std::max(s.next_ps, credit_floor_ps(s, now_ps));
+    if (best < 0 || eligible_ps < best_ps ||
+        (eligible_ps == best_ps && s.served_seq < best_seq)) {
       best = static_cast<int32_t>(i);
       best_ps = eligible_ps;
+      best_seq = s.served_seq;
     }
-  }
-  if (best >= 0) {
-    const uint32_t after = static_cast<uint32_t>(best) + 1;
-    rr_next_ = after == n ? 0 : after;
   }
   return best;
 }
