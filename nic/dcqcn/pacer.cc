@@ -38,6 +38,11 @@ void Pacer::set_rate(uint32_t qp, uint64_t rate_bps, TimeNs now) noexcept {
   s.rate_bps = rate_bps;
 }
 
+void Pacer::reset_slot(uint32_t qp, uint64_t rate_bps) noexcept {
+  slots_[qp] = Slot{};
+  slots_[qp].rate_bps = std::max<uint64_t>(1, rate_bps);
+}
+
 void Pacer::set_active(uint32_t qp, bool has_data) noexcept { slots_[qp].active = has_data; }
 
 bool Pacer::may_send(uint32_t qp, TimeNs now) const noexcept {

@@ -35,6 +35,8 @@ class Pacer {
   /// of the last frame not yet paid for at `now` is paid at the new rate (a token bucket
   /// whose fill rate changes), so a rate rise takes effect at once.
   void set_rate(uint32_t qp, uint64_t rate_bps, TimeNs now) noexcept;
+  /// Returns slot `qp` to its initial state: inactive, rate `rate_bps`, no history.
+  void reset_slot(uint32_t qp, uint64_t rate_bps) noexcept;
   /// Marks whether `qp` has something to send (only active QPs are picked and counted in
   /// next_eligible_ns()).
   void set_active(uint32_t qp, bool has_data) noexcept;
