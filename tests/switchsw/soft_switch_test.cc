@@ -219,6 +219,59 @@ TEST_F(SoftSwitchTest, CnpsGoAheadOfDataAndNotEctOrControlPacketsAreNeverMarked)
   }
 }
 
+TEST_F(SoftSwitchTest, DwrrSharesTheLinkAmongDataClassesByWeight) {
+  Star star(2);
+  SwitchParams p;
+  p.classes = {ClassParams{"rdma", 3, {26}, true, false, 3}, ClassParams{"bulk", 1, {10}, false, false, 1},
+               ClassParams{"control", 6, {48}, false, true, 1}};
+  SoftSwitch s(p, star.topo, star.sw, pool_, 1);
+  FrameSpec rdma = star.spec(0, 1);
+  FrameSpec bulk = rdma;
+  bulk.dscp = 10;
+  for (int i = 0; i < 200; ++i) {
+    rx1(s, 0, make_frame(pool_, rdma));
+    rx1(s, 0, make_frame(pool_, bulk));
+  }
+  int n_rdma = 0, n_bulk = 0;
+  for (int i = 0; i < 160; ++i) {
+    rte_mbuf* m = s.tx(1, 0);
+    ASSERT_NE(m, nullptr);
+    (test::ipv4_of(m)->dscp() == 26 ? n_rdma : n_bulk) += 1;
+    rte_pktmbuf_free(m);
+  }
+  // Weights 3:1 with 9 KB quanta of 1 KB frames: 120:40, up to one quantum (9 frames) apart.
+  EXPECT_NEAR(n_rdma, 120, 9);
+  EXPECT_NEAR(n_bulk, 40, 9);
+  // Once one class is empty the other takes the whole link.
+  drain(s, 1);
+  EXPECT_EQ(s.queue_bytes(1, 3) + s.queue_bytes(1, 1), 0u);
+}
+
+TEST_F(SoftSwitchTest, RoundRobinAlternatesPacketsAmongDataClasses) {
+  Star star(2);
+  SwitchParams p;
+  p.scheduler = "rr";
+  p.classes = {ClassParams{"rdma", 3, {26}, true, false, 1}, ClassParams{"bulk", 1, {10}, false, false, 1},
+               ClassParams{"control", 6, {48}, false, true, 1}};
+  SoftSwitch s(p, star.topo, star.sw, pool_, 1);
+  FrameSpec rdma = star.spec(0, 1);
+  FrameSpec bulk = rdma;
+  bulk.dscp = 10;
+  for (int i = 0; i < 10; ++i) {
+    rx1(s, 0, make_frame(pool_, rdma));
+    rx1(s, 0, make_frame(pool_, bulk));
+  }
+  int prev = -1;
+  for (int i = 0; i < 20; ++i) {
+    rte_mbuf* m = s.tx(1, 0);
+    ASSERT_NE(m, nullptr);
+    const int d = test::ipv4_of(m)->dscp();
+    EXPECT_NE(d, prev) << i;
+    prev = d;
+    rte_pktmbuf_free(m);
+  }
+}
+
 TEST_F(SoftSwitchTest, ReceivedPfcPausesTheEgressQueueUntilExpiryOrXon) {
   Star star(2);
   SoftSwitch s(SwitchParams{}, star.topo, star.sw, pool_, 1);
