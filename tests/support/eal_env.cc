@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -25,13 +26,25 @@ bool try_init(std::vector<std::string> args) {
   }
   return true;
 }
+// True if a hugetlbfs is mounted and the kernel has free huge pages.
+bool hugepages_available() {
+  std::ifstream mounts("/proc/mounts");
+  std::string line;
+  bool mounted = false;
+  while (std::getline(mounts, line)) mounted |= line.find(" hugetlbfs ") != std::string::npos;
+  std::ifstream meminfo("/proc/meminfo");
+  while (std::getline(meminfo, line))
+    if (line.rfind("HugePages_Free:", 0) == 0) return mounted && std::stol(line.substr(15)) > 0;
+  return false;
+}
 }  // namespace
 
 rte_mempool* test_mempool() {
   static rte_mempool* pool = [] {
-    if (!try_init({"rocemu-test", "-l", "0", "--no-pci", "--in-memory", "--no-telemetry",
+    // rte_eal_init cannot be retried in one process, so choose the mode before calling it.
+    if (!hugepages_available() ||
+        !try_init({"rocemu-test", "-l", "0", "--no-pci", "--in-memory", "--no-telemetry",
                    "--log-level", "lib.eal:error"})) {
-      std::fprintf(stderr, "eal_env: falling back to --no-huge\n");
       if (!try_init({"rocemu-test", "-l", "0", "--no-pci", "--no-huge", "-m", "1024",
                      "--file-prefix", "rocemu-test-" + std::to_string(getpid()), "--no-telemetry",
                      "--log-level", "lib.eal:error"})) {
