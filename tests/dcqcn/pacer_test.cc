@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdio>
 #include <numeric>
 #include <vector>
 
@@ -53,6 +54,8 @@ TEST(DcqcnPacer, AchievedRateWithinTwoPercentFrom100MbpsTo100GbpsInVirtualTime) 
   for (const auto& c : kRates) {
     const double r = achieved_rate_bps(c.rate_bps, c.window_ns, 0, 0, 1);
     const double want = static_cast<double>(c.rate_bps);
+    std::printf("virtual time: set %.1f Gbps achieved %.5f Gbps (%+.4f%%)\n", want / 1e9,
+                r / 1e9, (r / want - 1) * 100);
     EXPECT_NEAR(r / want, 1.0, 0.02) << "rate " << want / 1e9 << " Gbps: got " << r / 1e9;
     // Exact spacing: the window holds ceil(window / spacing) frames, so the error is below
     // one frame.
@@ -66,6 +69,8 @@ TEST(DcqcnPacer, AchievedRateWithinTwoPercentWhenPolledLateInRealTime) {
   for (const auto& c : kRates) {
     const double r = achieved_rate_bps(c.rate_bps, c.window_ns, 8 * 1024, 500, 7);
     const double want = static_cast<double>(c.rate_bps);
+    std::printf("late polls: set %.1f Gbps achieved %.5f Gbps (%+.4f%%)\n", want / 1e9,
+                r / 1e9, (r / want - 1) * 100);
     EXPECT_NEAR(r / want, 1.0, 0.02) << "rate " << want / 1e9 << " Gbps: got " << r / 1e9;
   }
 }
