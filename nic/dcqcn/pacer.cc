@@ -55,8 +55,8 @@ int64_t Pacer::credit_floor_ps(const Slot& s, int64_t now_ps) const noexcept {
 
 void Pacer::on_sent(uint32_t qp, uint32_t bytes, TimeNs now) noexcept {
   Slot& s = slots_[qp];
-  s.next_ps = std::max(s.next_ps, credit_floor_ps(s, now * kPsPerNs)) +
-              bytes_to_ps(bytes, s.rate_bps);
+  s.next_ps =
+      std::max(s.next_ps, credit_floor_ps(s, now * kPsPerNs)) + bytes_to_ps(bytes, s.rate_bps);
   s.served_seq = ++sends_;
 }
 
@@ -70,8 +70,7 @@ int32_t Pacer::pick(TimeNs now) noexcept {
     if (!s.active || s.next_ps > now_ps) continue;
     // Banked credit does not buy priority: compare eligible times clipped to the floor.
     const int64_t eligible_ps = std::max(s.next_ps, credit_floor_ps(s, now_ps));
-    if (best < 0 || eligible_ps < best_ps ||
-        (eligible_ps == best_ps && s.served_seq < best_seq)) {
+    if (best < 0 || eligible_ps < best_ps || (eligible_ps == best_ps && s.served_seq < best_seq)) {
       best = static_cast<int32_t>(i);
       best_ps = eligible_ps;
       best_seq = s.served_seq;

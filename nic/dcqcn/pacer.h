@@ -60,7 +60,7 @@ class Pacer {
 
  private:
   struct Slot {
-    int64_t next_ps = 0;   // eligible time in ps
+    int64_t next_ps = 0;  // eligible time in ps
     uint64_t rate_bps = 1;
     uint64_t served_seq = 0;  // value of sends_ when this QP last sent
     bool active = false;

@@ -15,9 +15,9 @@ RateCsvWriter::RateCsvWriter(std::ostream& out) : out_(&out) { *out_ << kHeader 
 
 void RateCsvWriter::write(const RpSample& s) {
   char line[160];
-  const int n = std::snprintf(line, sizeof(line), "%" PRId64 ",%u,%.6f,%.6f,%.6f,%" PRIu64 "\n",
-                              s.time_ns, s.qp, s.rate_bps / 1e9, s.target_bps / 1e9, s.alpha,
-                              s.cnps);
+  const int n =
+      std::snprintf(line, sizeof(line), "%" PRId64 ",%u,%.6f,%.6f,%.6f,%" PRIu64 "\n", s.time_ns,
+                    s.qp, s.rate_bps / 1e9, s.target_bps / 1e9, s.alpha, s.cnps);
   if (n > 0) out_->write(line, n < static_cast<int>(sizeof(line)) ? n : sizeof(line) - 1);
   ++rows_;
 }

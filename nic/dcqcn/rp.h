@@ -47,8 +47,8 @@ namespace rocemu::dcqcn {
 enum class IncreaseStage : uint8_t { kFastRecovery, kAdditive, kHyper };
 
 struct RpCounters {
-  uint64_t cnps = 0;           // CNPs received
-  uint64_t rate_cuts = 0;      // decreases applied (< cnps when decreases are periodic)
+  uint64_t cnps = 0;       // CNPs received
+  uint64_t rate_cuts = 0;  // decreases applied (< cnps when decreases are periodic)
   uint64_t fast_recovery_steps = 0;
   uint64_t additive_steps = 0;
   uint64_t hyper_steps = 0;
@@ -96,12 +96,12 @@ class DcqcnRp {
   TimeNs next_decrease_ns_ = kNever;  // armed only while a CNP awaits the periodic cut
   TimeNs alpha_anchor_ns_ = 0;        // alpha ticks at anchor + k * alpha_interval, k >= 1
   int64_t alpha_ticks_done_ = 0;
-  TimeNs decrease_anchor_ns_ = 0;     // decrease ticks at anchor + k * interval
+  TimeNs decrease_anchor_ns_ = 0;  // decrease ticks at anchor + k * interval
   uint64_t bytes_since_event_ = 0;
   uint32_t timer_stage_ = 0;
   uint32_t byte_stage_ = 0;
-  bool started_ = false;              // a CNP has arrived
-  bool alpha_cnp_in_slot_ = false;    // kPeriodic: a CNP arrived in the current slot
+  bool started_ = false;            // a CNP has arrived
+  bool alpha_cnp_in_slot_ = false;  // kPeriodic: a CNP arrived in the current slot
   bool increased_since_cut_ = false;
   RpCounters counters_;
 };

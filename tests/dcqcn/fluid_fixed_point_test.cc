@@ -22,8 +22,7 @@ struct Outcome {
 
 // Runs `flows` flows of `profile` and checks what every profile must meet: each flow within
 // 10% of C/N, Jain's index >= 0.99, utilisation >= 95%, and the queue overshoot bound.
-Outcome run_and_check_fair_share(const std::string& profile, uint32_t flows,
-                                 TimeNs duration_ns) {
+Outcome run_and_check_fair_share(const std::string& profile, uint32_t flows, TimeNs duration_ns) {
   Outcome o;
   const DcqcnProfile prof = load_dcqcn_profile("configs/dcqcn/" + profile + ".toml");
   EXPECT_TRUE(prof.ecn.has_value());
@@ -46,12 +45,12 @@ Outcome run_and_check_fair_share(const std::string& profile, uint32_t flows,
   const BottleneckResult& r = o.r;
 
   const double fair = 25e9 / flows;
-  std::printf("%s N=%u util=%.4f jain=%.5f mean_q=%.0f B max_q=%lu B time_above_kmax=%.4f "
-              "time_empty=%.4f marked=%lu cnps=%lu\n",
-              profile.c_str(), flows, r.utilisation, r.jain, r.mean_queue_bytes,
-              static_cast<unsigned long>(r.max_queue_bytes), r.frac_time_above_kmax,
-              r.frac_time_empty, static_cast<unsigned long>(r.marked),
-              static_cast<unsigned long>(r.cnps));
+  std::printf(
+      "%s N=%u util=%.4f jain=%.5f mean_q=%.0f B max_q=%lu B time_above_kmax=%.4f "
+      "time_empty=%.4f marked=%lu cnps=%lu\n",
+      profile.c_str(), flows, r.utilisation, r.jain, r.mean_queue_bytes,
+      static_cast<unsigned long>(r.max_queue_bytes), r.frac_time_above_kmax, r.frac_time_empty,
+      static_cast<unsigned long>(r.marked), static_cast<unsigned long>(r.cnps));
   for (uint32_t i = 0; i < flows; ++i) {
     std::printf("  flow %u: %.3f Gbps (%.3f of fair share)\n", i, r.flow_bps[i] / 1e9,
                 r.flow_bps[i] / fair);
@@ -64,9 +63,9 @@ Outcome run_and_check_fair_share(const std::string& profile, uint32_t flows,
   // within tau = cnp_interval + D (+ the RP's decrease interval when cuts are periodic).
   // Assuming each flow is at most one hyper-increase step (R_HAI) above its share when the
   // queue crosses Kmax, the queue overshoots Kmax by at most N * R_HAI * tau / 8 bytes.
-  const double tau_s = static_cast<double>(s.cfg.cnp_interval_ns + s.feedback_ns +
-                                           s.cfg.rate_decrease_interval_ns) /
-                       kNsPerSec;
+  const double tau_s =
+      static_cast<double>(s.cfg.cnp_interval_ns + s.feedback_ns + s.cfg.rate_decrease_interval_ns) /
+      kNsPerSec;
   const double overshoot_bytes = flows * s.cfg.rate_hai_bps * tau_s / 8;
   EXPECT_LE(static_cast<double>(r.max_queue_bytes), s.ecn.kmax_bytes + overshoot_bytes);
   return o;

@@ -1,7 +1,7 @@
 // params_test.cc — [dcqcn] TOML parsing, validation, line-rate scaling, the two profiles.
-#include "nic/dcqcn/dcqcn_params.h"
-
 #include <gtest/gtest.h>
+
+#include "nic/dcqcn/dcqcn_params.h"
 
 namespace rocemu::dcqcn {
 namespace {
