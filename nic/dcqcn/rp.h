@@ -15,8 +15,10 @@
 //   alpha (AlphaUpdate::kOnCnp): alpha = (1-g) alpha + g right after each cut-causing CNP;
 //       alpha = (1-g) alpha every alpha_interval without a CNP (the K timer restarts at
 //       each CNP).
+//       (With periodic cuts the CNP's alpha update comes first and the later cut uses it.)
 //   alpha (AlphaUpdate::kPeriodic): every alpha_interval from the first CNP,
-//       alpha = (1-g) alpha + g if a CNP arrived in the slot, else (1-g) alpha.
+//       alpha = (1-g) alpha + g if a CNP arrived in the slot, else (1-g) alpha. The first
+//       CNP sets alpha = initial_alpha and does not count in a slot (as HPCC's simulator).
 //   increase event (every rate_increase_timer: T event; every byte_counter bytes sent: BC
 //   event), classified with the stage counters as they were BEFORE the event, then the
 //   event's counter is incremented:
@@ -27,8 +29,9 @@
 //       fast recovery: R_C = (R_T + R_C) / 2
 //       additive:      R_T = min(line, R_T + R_AI);  R_C = (R_T + R_C) / 2
 //       hyper:         R_T = min(line, R_T + R_HAI); R_C = (R_T + R_C) / 2
-//   The increase timer stops once R_C = R_T = line rate (further increases would change
-//   nothing), and restarts at the next cut. Nothing runs before the first CNP.
+//   A gap R_T - R_C below 1 bit/s is closed (halving alone never closes it). The increase
+//   timer stops once R_C = R_T = line rate (further increases would change nothing), and
+//   restarts at the next cut. Nothing runs before the first CNP.
 //
 // Time: every entry point takes `now` (ns) and first processes every timer due at or
 // before `now`, in time order, at its own scheduled time; so a late on_timer() call gives
