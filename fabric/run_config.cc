@@ -1,6 +1,7 @@
 // run_config.cc — one pass over every table of a run's TOML, all problems reported at once.
 #include "fabric/run_config.h"
 
+#include <filesystem>
 #include <limits>
 
 namespace rocemu::fabric {
@@ -46,6 +47,26 @@ PortRef parse_port_ref(ConfigReader& c, const Topology& t, const std::string& s,
   }
 }
 
+void read_dcqcn(ConfigReader& d, const std::string& source, RunConfig& cfg) {
+  cfg.dcqcn_enabled = d.boolean("enabled", true);
+  if (!d.has("profile")) {
+    cfg.dcqcn = dcqcn::parse_dcqcn_params(d);
+    return;
+  }
+  std::string path = d.string("profile", "");
+  namespace fs = std::filesystem;
+  if (!fs::exists(path) && fs::path(path).is_relative()) {
+    const fs::path beside = fs::path(source).parent_path() / path;
+    if (fs::exists(beside)) path = beside.string();
+  }
+  d.finish();  // with a profile, any other key is unknown
+  try {
+    cfg.dcqcn = dcqcn::load_dcqcn_profile(path).dcqcn;
+  } catch (const std::exception& e) {
+    d.error("profile", e.what());
+  }
+}
+
 }  // namespace
 
 RunConfig parse_run_config(const toml::table& root, const std::string& source) {
@@ -67,6 +88,10 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
   const Topology& t = cfg.topology.topology;
   if (auto s = r.table("switch")) cfg.switch_params = sw::parse_switch_params(*s);
   if (auto n = r.table("nic")) cfg.nic_params = nic::parse_nic_params(*n);
+  if (auto d = r.table("dcqcn")) {
+    read_dcqcn(*d, source, cfg);
+    if (cfg.dcqcn_enabled) cfg.nic_params.ecn_capable = true;  // DCQCN needs ECT(0) data
+  }
   if (auto j = r.table("job")) {
     read_job(*j, t, cfg.job);
   } else if (!t.nodes().empty()) {

@@ -13,6 +13,7 @@
 #include "common/topology.h"
 #include "fabric/realtime_engine.h"
 #include "fabric/topology_config.h"
+#include "nic/dcqcn/dcqcn_params.h"
 #include "nic/nic_params.h"
 #include "switchsw/switch_params.h"
 
@@ -56,6 +57,12 @@ struct RunConfig {
   SimParams sim;
   TestbedParams testbed;
   CaptureParams capture;
+  /// [dcqcn]: present = DCQCN on every host (and ECT(0) on data). Either
+  /// `profile = "configs/dcqcn/paper.toml"` (relative to the working directory, else to the
+  /// run file's directory) or the keys of dcqcn/dcqcn_params.h; `enabled = false` turns
+  /// it off while keeping the table.
+  bool dcqcn_enabled = false;
+  dcqcn::DcqcnParams dcqcn;
 };
 
 /// Reads and validates `path`. Throws ConfigError listing every problem (with lines), or

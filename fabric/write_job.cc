@@ -15,6 +15,7 @@
 #include <rte_mbuf.h>
 
 #include "common/rng.h"
+#include "fabric/cc/dcqcn_hooks.h"
 #include "fabric/realtime_engine.h"
 #include "fabric/virtual_engine.h"
 #include "nic/roce_host.h"
@@ -62,6 +63,11 @@ class Fabric {
         hosts_[i] = std::make_unique<nic::RoceHost>(cfg.nic_params, t, i, pool, cfg.seed);
         nodes_[i] = hosts_[i].get();
       }
+    }
+    if (cfg.dcqcn_enabled) {
+      std::vector<nic::RoceHost*> hosts(hosts_.size());
+      for (size_t i = 0; i < hosts_.size(); ++i) hosts[i] = hosts_[i].get();
+      cc_ = install_dcqcn(cfg.dcqcn, t, hosts);
     }
     from_ = static_cast<uint32_t>(t.find(job_.from));
     to_ = static_cast<uint32_t>(t.find(job_.to));
@@ -190,6 +196,7 @@ class Fabric {
   std::vector<Node*> nodes_;
   std::vector<std::unique_ptr<sw::SoftSwitch>> switches_;
   std::vector<std::unique_ptr<nic::RoceHost>> hosts_;
+  std::vector<std::unique_ptr<DcqcnHooks>> cc_;  // [dcqcn]: one per host, installed on it
   uint32_t from_ = 0, to_ = 0;
   uint32_t qpn_[2] = {};
   uint32_t cq_ = 0;
