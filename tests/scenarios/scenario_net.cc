@@ -9,12 +9,14 @@
 #include <fstream>
 #include <memory>
 #include <stdexcept>
+#include <type_traits>
 
 #include <rte_errno.h>
 #include <rte_mbuf.h>
 
 #include "fabric/cc/dcqcn_hooks.h"
 #include "fabric/eal.h"
+#include "fabric/realtime_engine.h"
 #include "fabric/virtual_engine.h"
 #include "nic/roce_host.h"
 #include "switchsw/queue_series.h"
@@ -81,8 +83,11 @@ std::string trace_path(const std::string& name) {
   return dir && *dir ? std::string(dir) + "/" + name : std::string();
 }
 
-ScenarioResult run_scenario(const ScenarioSpec& s) {
-  rte_mempool* pool = scenario_pool();
+namespace {
+
+template <class Engine>
+ScenarioResult run_on(Engine& eng, rte_mempool* pool, const ScenarioSpec& s) {
+  constexpr bool kVirtual = std::is_same_v<Engine, fabric::VirtualEngine>;
   const Topology& t = s.topo;
   nic::NicParams nicp = s.nic;
   if (s.dcqcn) nicp.ecn_capable = true;
@@ -90,7 +95,6 @@ ScenarioResult run_scenario(const ScenarioSpec& s) {
   std::vector<std::unique_ptr<sw::SoftSwitch>> switches(t.nodes().size());
   std::vector<std::unique_ptr<nic::RoceHost>> hosts(t.nodes().size());
   std::vector<nic::RoceHost*> host_ptrs(t.nodes().size(), nullptr);
-  fabric::VirtualEngine eng(t, {}, s.seed);
   for (uint32_t i = 0; i < t.nodes().size(); ++i) {
     if (t.node(i).kind == NodeKind::kSwitch) {
       switches[i] = std::make_unique<sw::SoftSwitch>(s.sw, t, i, pool, s.seed);
@@ -256,9 +260,15 @@ ScenarioResult run_scenario(const ScenarioSpec& s) {
     }
   };
 
-  eng.every(s.poll_ns, step, 0);
-  eng.every(s.sample_ns, sample, 0);
-  res.end_ns = eng.run_until(s.duration_ns);
+  if constexpr (kVirtual) {
+    eng.every(s.poll_ns, step, 0);
+    eng.every(s.sample_ns, sample, 0);
+    res.end_ns = eng.run_until(s.duration_ns);
+  } else {
+    eng.every(s.poll_ns, step);
+    eng.every(s.sample_ns, sample);
+    res.end_ns = eng.run_for(s.duration_ns);
+  }
   if (!ended) snapshot_window(false);  // stopped early (finite flows): window up to now
 
   const double win_s = static_cast<double>(std::max<TimeNs>(1, (ended ? s.duration_ns : res.end_ns) - s.warmup_ns)) / 1e9;
@@ -290,10 +300,27 @@ ScenarioResult run_scenario(const ScenarioSpec& s) {
       res.nic_drops += c.drops_total();
     }
   }
-  res.events = eng.stats().events;
+  if constexpr (kVirtual) res.events = eng.stats().events;
+  else res.events = eng.stats().iterations;
   if (flow_csv) flow_csv->flush();
   if (queue_csv) queue_csv->flush();
   return res;
+}
+
+}  // namespace
+
+ScenarioResult run_scenario(const ScenarioSpec& s) {
+  rte_mempool* pool = scenario_pool();  // starts EAL
+  if (!s.realtime) {
+    fabric::VirtualEngine eng(s.topo, {}, s.seed);
+    return run_on(eng, pool, s);
+  }
+  fabric::RealtimeOptions opt;
+  opt.pool_mbufs = 32767;
+  opt.mbuf_data_bytes = 2048;
+  // The engine outlives the nodes run_on creates (they hold mbufs of its pool).
+  fabric::RealtimeEngine eng(s.topo, std::vector<fabric::LinkOptions>(s.topo.links().size()), opt);
+  return run_on(eng, eng.pool(), s);
 }
 
 }  // namespace rocemu::scenario

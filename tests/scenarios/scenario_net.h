@@ -45,6 +45,9 @@ struct ScenarioSpec {
   TimeNs sample_ns = 5 * kNsPerUs;
   uint8_t data_priority = 3;
   uint64_t seed = 1;
+  // Real time instead: the DPDK engine over net_ring wires (fabric/realtime_engine.h), all
+  // nodes on the calling lcore; durations are then wall-clock ns from the engine's start.
+  bool realtime = false;
   // Traces (empty: none): <trace>_flows.csv (time_ns,flow,rate_gbps,throughput_gbps) and
   // <trace>_queue.csv (switchsw QueueSeriesWriter of the first watched port's switch).
   std::string trace;
