@@ -37,7 +37,6 @@ TEST(RunConfigDcqcn, ProfileAndKeysTogetherAreRefused) {
 }
 
 TEST(RunConfigDcqcn, WriteJobRunsWithDcqcnAndKeepsTheQueueLow) {
-  (void)jain_index({});
   fabric::EalOptions o;
   o.program = "rocemu-scenarios";
   o.user_args = {"--log-level", "lib.eal:error"};
