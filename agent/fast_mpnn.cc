@@ -22,7 +22,9 @@ using v8f = float __attribute__((vector_size(32)));
   __builtin_memcpy(&v, p, sizeof(v));
   return v;
 }
-[[gnu::always_inline]] inline void store8(float* p, v8f v) noexcept { __builtin_memcpy(p, &v, sizeof(v)); }
+[[gnu::always_inline]] inline void store8(float* p, v8f v) noexcept {
+  __builtin_memcpy(p, &v, sizeof(v));
+}
 
 // Y[r] = act(W X[r] + b) for `rows` rows, W stored transposed ([In][Out]) so outputs are
 // contiguous. Register tile: kRows rows x kTile 8-float vectors of outputs (12 accumulators),
@@ -38,7 +40,8 @@ constexpr int tile_vecs() {
 template <int In, int Out, int kRows, bool kRelu, bool kBias>
 [[gnu::always_inline]] inline void dense_tile(const float* __restrict wt, const float* __restrict b,
                                               const float* __restrict x, size_t x_stride,
-                                              float* __restrict y, size_t y_stride, int r0) noexcept {
+                                              float* __restrict y, size_t y_stride,
+                                              int r0) noexcept {
   constexpr int kVecs = Out / 8;
   constexpr int kTile = tile_vecs<Out>();
   for (int vc = 0; vc < kVecs; vc += kTile) {
@@ -49,7 +52,8 @@ template <int In, int Out, int kRows, bool kRelu, bool kBias>
     }
     for (int i = 0; i < In; ++i) {
       v8f w[kTile];
-      for (int t = 0; t < kTile; ++t) w[t] = load8(wt + static_cast<size_t>(i) * Out + (vc + t) * 8);
+      for (int t = 0; t < kTile; ++t)
+        w[t] = load8(wt + static_cast<size_t>(i) * Out + (vc + t) * 8);
       for (int k = 0; k < kRows; ++k) {
         const float xi = x[static_cast<size_t>(r0 + k) * x_stride + i];
         for (int t = 0; t < kTile; ++t) acc[k][t] += xi * w[t];
@@ -76,12 +80,15 @@ template <int In, int Out, bool kRelu, bool kBias>
                                               int rows) noexcept {
   static_assert(Out % 8 == 0, "outputs come in 8-float vectors");
   int r = 0;
-  for (; r + 4 <= rows; r += 4) dense_tile<In, Out, 4, kRelu, kBias>(wt, b, x, x_stride, y, y_stride, r);
+  for (; r + 4 <= rows; r += 4)
+    dense_tile<In, Out, 4, kRelu, kBias>(wt, b, x, x_stride, y, y_stride, r);
   for (; r < rows; ++r) dense_tile<In, Out, 1, kRelu, kBias>(wt, b, x, x_stride, y, y_stride, r);
 }
 
 template <int In, int Out>
-constexpr size_t layer_floats() { return static_cast<size_t>(In) * Out + Out; }
+constexpr size_t layer_floats() {
+  return static_cast<size_t>(In) * Out + Out;
+}
 
 // Offsets of each transposed layer (weights then bias) in FastMpnn::wt_.
 constexpr size_t kMsg1 = 0;
@@ -168,16 +175,17 @@ struct MpnnBuffers {
         }
       }
     }
-    dense_rows<3 * kHidden, kUpdHidden, true, true>(wt + kUpd1, wt + kUpd1 + 3 * kHidden * kUpdHidden,
-                                                    m.x, 3 * kHidden, m.z, kUpdHidden, m.n);
+    dense_rows<3 * kHidden, kUpdHidden, true, true>(
+        wt + kUpd1, wt + kUpd1 + 3 * kHidden * kUpdHidden, m.x, 3 * kHidden, m.z, kUpdHidden, m.n);
     dense_rows<kUpdHidden, kHidden, false, true>(wt + kUpd2, wt + kUpd2 + kUpdHidden * kHidden, m.z,
                                                  kUpdHidden, hn, kHidden, m.n);
     std::swap(h, hn);
   }
-  dense_rows<kHidden, kReadoutHidden, true, true>(wt + kRo1, wt + kRo1 + kHidden * kReadoutHidden, h,
-                                                  kHidden, m.z, kReadoutHidden, m.n);
-  dense_rows<kReadoutHidden, kNumActions, false, true>(
-      wt + kRo2, wt + kRo2 + kReadoutHidden * kNumActions, m.z, kReadoutHidden, q, kNumActions, m.n);
+  dense_rows<kHidden, kReadoutHidden, true, true>(wt + kRo1, wt + kRo1 + kHidden * kReadoutHidden,
+                                                  h, kHidden, m.z, kReadoutHidden, m.n);
+  dense_rows<kReadoutHidden, kNumActions, false, true>(wt + kRo2,
+                                                       wt + kRo2 + kReadoutHidden * kNumActions,
+                                                       m.z, kReadoutHidden, q, kNumActions, m.n);
 }
 
 [[gnu::always_inline]] inline void acc_forward_body(const float* wt, const float* features,
@@ -236,7 +244,9 @@ int argmax(const float* v, int n) noexcept {
 }
 
 FastMpnn::FastMpnn(const MpnnWeights& w, const PortGraph& graph)
-    : n_(graph.num_agents()), src_(graph.edge_src()), dst_(graph.edge_dst()),
+    : n_(graph.num_agents()),
+      src_(graph.edge_src()),
+      dst_(graph.edge_dst()),
       in_offset_(graph.in_offset()) {
   wt_.reserve(kMpnnFloats);
   append_transposed(wt_, w.msg1.w.data(), 2 * kHidden, kMsgHidden, w.msg1.b.data());
@@ -258,17 +268,19 @@ FastMpnn::FastMpnn(const MpnnWeights& w, const PortGraph& graph)
 }
 
 void FastMpnn::q_values(const float* features, float* q) noexcept {
-  const MpnnBuffers m{wt_.data(), src_.data(), dst_.data(), in_offset_.data(), n_,
-                      static_cast<int>(src_.size()), h_.data(), hn_.data(), a_.data(),
-                      bsrc_.data(), pre_.data(), msg_.data(), x_.data(), z_.data()};
+  const MpnnBuffers m{wt_.data(),        src_.data(), dst_.data(),
+                      in_offset_.data(), n_,          static_cast<int>(src_.size()),
+                      h_.data(),         hn_.data(),  a_.data(),
+                      bsrc_.data(),      pre_.data(), msg_.data(),
+                      x_.data(),         z_.data()};
   mpnn_forward(m, features, q);
 }
 
 void FastMpnn::greedy(const float* features, uint16_t* actions) noexcept {
   q_values(features, q_.data());
   for (int v = 0; v < n_; ++v)
-    actions[v] = static_cast<uint16_t>(argmax(q_.data() + static_cast<size_t>(v) * kNumActions,
-                                              kNumActions));
+    actions[v] = static_cast<uint16_t>(
+        argmax(q_.data() + static_cast<size_t>(v) * kNumActions, kNumActions));
 }
 
 FastAccNets::FastAccNets(const std::vector<AccNetWeights>& nets) {
@@ -289,8 +301,7 @@ void FastAccNets::q_values(const float* features, const float* settings, float* 
                 q + v * kNumActions);
 }
 
-void FastAccNets::greedy(const float* features, const float* settings,
-                         uint16_t* actions) noexcept {
+void FastAccNets::greedy(const float* features, const float* settings, uint16_t* actions) noexcept {
   for (size_t v = 0; v < nets_.size(); ++v) {
     acc_forward(nets_[v].data(), features + v * kNumFeatures, settings + v * kNumSettingFeatures,
                 q_.data());

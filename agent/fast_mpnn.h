@@ -6,8 +6,8 @@
 // (W1a h_v + b1) + W1b h_u, both terms computed once per node, so an edge only adds two
 // vectors before its ReLU and second layer. Each layer runs over all nodes (or edges) at
 // once in register tiles of 4 rows. Built for AVX2 + FMA and for generic x86-64,
-// chosen once at start-up from the CPU's features. Buffers are sized at construction: q_values() and greedy() are
-// noexcept and allocation-free. Not thread-safe (one instance per acting thread).
+// chosen once at start-up from the CPU's features. Buffers are sized at construction: q_values()
+// and greedy() are noexcept and allocation-free. Not thread-safe (one instance per acting thread).
 #pragma once
 
 #include <cstdint>
