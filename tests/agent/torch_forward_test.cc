@@ -8,6 +8,7 @@
 #include "agent/dqn_trainer.h"
 #include "agent/fast_mpnn.h"
 #include "agent/model_file.h"
+#include "agent/policy.h"
 #include "agent/queue_env.h"
 #include "tests/agent/clos.h"
 #include "tests/agent/test_weights.h"
@@ -120,6 +121,40 @@ TEST(TorchForward, ExportImportThroughModelFileIsExact) {
     const auto s = test::random_rows(15, g.num_agents(), kNumSettingFeatures);
     EXPECT_EQ(a.torch_q_values(f.data(), s.data()), b.torch_q_values(f.data(), s.data()));
     std::remove(path.c_str());
+  }
+}
+
+}  // namespace
+}  // namespace rocemu::agent
+
+namespace rocemu::agent {
+namespace {
+
+// Deploy path: train, save, load in a torch-free EcnAgent, act on live snapshots; the
+// actions equal LibTorch's greedy actions on the same features.
+TEST(TorchForward, SavedModelActsInEcnAgentLikeTheTrainer) {
+  QueueEnv env(test::paper_clos(), QueueEnvConfig{});
+  const PortGraph g(env.topology());
+  for (auto kind : {ModelKind::kGraphCc, ModelKind::kAccPerPort}) {
+    DqnTrainer trainer(g, small_config(kind, 8), RewardConfig{}, FeatureConfig{});
+    trainer.train(env, 20);
+    const std::string path = ::testing::TempDir() + "rocemu_deploy.bin";
+    save_model(path, trainer.export_model());
+    EcnAgent agent(env.topology(), FeatureConfig{}, make_policy(load_model(path), g));
+    std::remove(path.c_str());
+    FeatureTracker tracker(g, FeatureConfig{});
+    auto settings = make_switch_settings(g, action_setting(60));
+    auto snaps = env.reset(99);
+    for (int i = 0; i < 3; ++i) {
+      tracker.update(snaps);
+      settings = agent.decide(snaps);
+      std::vector<uint16_t> expected(g.num_agents());
+      trainer.torch_greedy(tracker.features().data(), tracker.settings().data(), expected.data());
+      EXPECT_TRUE(std::equal(expected.begin(), expected.end(), agent.actions().begin()))
+          << "step " << i;
+      EXPECT_EQ(settings[0].ecn[0], action_setting(agent.actions()[0]));
+      snaps = env.step(settings).snapshots;
+    }
   }
 }
 
