@@ -48,7 +48,8 @@ class DqnTrainer {
 
   /// Interacts with `env` for `steps` control intervals (epsilon-greedy, replay, training,
   /// target sync), resetting it when an episode ends. Continues from the previous call.
-  TrainStats train(Environment& env, int steps, const std::function<void(const StepLog&)>& on_step = {});
+  TrainStats train(Environment& env, int steps,
+                   const std::function<void(const StepLog&)>& on_step = {});
 
   /// Mean per-agent reward of the greedy policy over `steps` intervals from reset(seed).
   double evaluate(Environment& env, int steps, uint64_t seed);

@@ -4,9 +4,10 @@
 // and weights stored transposed ([in][out]) so every dense layer is a run of contiguous
 // multiply-adds over outputs. The first message layer is factored: W1 (h_v, h_u) + b1 =
 // (W1a h_v + b1) + W1b h_u, both terms computed once per node, so an edge only adds two
-// vectors before its ReLU and second layer. Built for AVX2 and a generic x86-64 fallback,
-// chosen at load time. Buffers are sized at construction: q_values() and greedy() are
-// noexcept and allocation-free. Not thread-safe (one instance per acting thread).
+// vectors before its ReLU and second layer. Each layer runs over all nodes (or edges) at
+// once in register tiles of 4 rows. Built for AVX2 + FMA and for generic x86-64,
+// chosen once at start-up from the CPU's features. Buffers are sized at construction: q_values()
+// and greedy() are noexcept and allocation-free. Not thread-safe (one instance per acting thread).
 #pragma once
 
 #include <cstdint>
@@ -30,9 +31,9 @@ class FastMpnn {
 
  private:
   int n_;
-  std::vector<int32_t> src_, in_offset_;
+  std::vector<int32_t> src_, dst_, in_offset_;
   std::vector<float> wt_;  // all layers, transposed, concatenated
-  std::vector<float> h_, hn_, a_, bsrc_, agg_, q_;
+  std::vector<float> h_, hn_, a_, bsrc_, pre_, msg_, x_, z_, q_;
 };
 
 class FastAccNets {

@@ -16,11 +16,11 @@ static_assert(std::endian::native == std::endian::little, "model files are littl
 
 constexpr char kMagic[8] = {'R', 'O', 'C', 'E', 'M', 'U', 'A', 'G'};
 constexpr int kNumDims = 8;
-constexpr uint32_t kDims[kNumDims] = {kNumFeatures, kHidden, kMsgHidden, kUpdHidden,
-                                      kReadoutHidden, kNumActions, kMpSteps, kAccHidden};
-constexpr const char* kDimNames[kNumDims] = {"features", "hidden", "message hidden",
-                                             "update hidden", "readout hidden", "actions",
-                                             "message-passing steps", "ACC hidden"};
+constexpr uint32_t kDims[kNumDims] = {kNumFeatures,   kHidden,     kMsgHidden, kUpdHidden,
+                                      kReadoutHidden, kNumActions, kMpSteps,   kAccHidden};
+constexpr const char* kDimNames[kNumDims] = {
+    "features",       "hidden",  "message hidden",        "update hidden",
+    "readout hidden", "actions", "message-passing steps", "ACC hidden"};
 constexpr size_t kHeaderBytes = 8 + 4 + 4 + 4 * kNumDims + 4 + 8 + 8 + 8;
 
 uint64_t fnv1a(const uint8_t* p, size_t n) noexcept {
@@ -29,27 +29,31 @@ uint64_t fnv1a(const uint8_t* p, size_t n) noexcept {
   return h;
 }
 
-template <class T> void put(std::vector<uint8_t>& out, T v) {
+template <class T>
+void put(std::vector<uint8_t>& out, T v) {
   uint8_t b[sizeof(T)];
   std::memcpy(b, &v, sizeof(T));
   out.insert(out.end(), b, b + sizeof(T));
 }
 
-template <class T> T get(const std::vector<uint8_t>& in, size_t& at) {
+template <class T>
+T get(const std::vector<uint8_t>& in, size_t& at) {
   T v;
   std::memcpy(&v, in.data() + at, sizeof(T));
   at += sizeof(T);
   return v;
 }
 
-template <class Net> void append_floats(std::vector<float>& out, const Net& net) {
+template <class Net>
+void append_floats(std::vector<float>& out, const Net& net) {
   net.for_each_layer([&](const float* w, size_t nw, const float* b, size_t nb) {
     out.insert(out.end(), w, w + nw);
     out.insert(out.end(), b, b + nb);
   });
 }
 
-template <class Net> size_t read_floats(const float* in, Net& net) {
+template <class Net>
+size_t read_floats(const float* in, Net& net) {
   size_t at = 0;
   net.for_each_layer([&](float* w, size_t nw, float* b, size_t nb) {
     std::memcpy(w, in + at, nw * sizeof(float));
@@ -140,9 +144,11 @@ Model load_model(const std::string& path) {
   if (hash != action_table_hash()) fail(path, "trained with a different ECN action table");
   const auto nfloats = get<uint64_t>(in, at);
   const auto checksum = get<uint64_t>(in, at);
-  const size_t per_net = m.kind == ModelKind::kGraphCc ? floats_of(m.mpnn) : floats_of(AccNetWeights{});
+  const size_t per_net =
+      m.kind == ModelKind::kGraphCc ? floats_of(m.mpnn) : floats_of(AccNetWeights{});
   if (m.kind == ModelKind::kGraphCc && nets != 1) fail(path, "a GraphCC model has one network");
-  if (nets == 0 || nets > 1'000'000) fail(path, "implausible network count " + std::to_string(nets));
+  if (nets == 0 || nets > 1'000'000)
+    fail(path, "implausible network count " + std::to_string(nets));
   if (nfloats != per_net * nets)
     fail(path, "payload of " + std::to_string(nfloats) + " floats, expected " +
                    std::to_string(per_net * nets));

@@ -48,16 +48,24 @@ struct MpnnWeights {
 
   /// Calls f(w_data, w_size, b_data, b_size) for every layer in the order above (the order
   /// of the model file and of the LibTorch module's parameters).
-  template <class F> void for_each_layer(F&& f) {
-    visit(msg1, f); visit(msg2, f); visit(upd1, f); visit(upd2, f); visit(ro1, f); visit(ro2, f);
+  template <class F>
+  void for_each_layer(F&& f) {
+    visit(msg1, f);
+    visit(msg2, f);
+    visit(upd1, f);
+    visit(upd2, f);
+    visit(ro1, f);
+    visit(ro2, f);
   }
-  template <class F> void for_each_layer(F&& f) const {
+  template <class F>
+  void for_each_layer(F&& f) const {
     const_cast<MpnnWeights*>(this)->for_each_layer(std::forward<F>(f));
   }
   bool operator==(const MpnnWeights&) const = default;
 
  private:
-  template <class L, class F> static void visit(L& l, F& f) {
+  template <class L, class F>
+  static void visit(L& l, F& f) {
     f(l.w.data(), l.w.size(), l.b.data(), l.b.size());
   }
 };
@@ -65,11 +73,13 @@ struct MpnnWeights {
 struct AccNetWeights {
   DenseWeights<kAccInputs, kAccHidden> l1;
   DenseWeights<kAccHidden, kNumActions> l2;
-  template <class F> void for_each_layer(F&& f) {
+  template <class F>
+  void for_each_layer(F&& f) {
     f(l1.w.data(), l1.w.size(), l1.b.data(), l1.b.size());
     f(l2.w.data(), l2.w.size(), l2.b.data(), l2.b.size());
   }
-  template <class F> void for_each_layer(F&& f) const {
+  template <class F>
+  void for_each_layer(F&& f) const {
     const_cast<AccNetWeights*>(this)->for_each_layer(std::forward<F>(f));
   }
   bool operator==(const AccNetWeights&) const = default;

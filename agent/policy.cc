@@ -10,7 +10,8 @@ namespace rocemu::agent {
 
 std::vector<SwitchEcn> make_switch_settings(const PortGraph& graph, const EcnSetting& initial) {
   std::vector<SwitchEcn> r;
-  for (uint32_t n : graph.switches()) r.push_back(SwitchEcn{n, std::vector<EcnSetting>(graph.ports_of(n), initial)});
+  for (uint32_t n : graph.switches())
+    r.push_back(SwitchEcn{n, std::vector<EcnSetting>(graph.ports_of(n), initial)});
   return r;
 }
 
@@ -23,7 +24,8 @@ void apply_actions(const PortGraph& graph, std::span<const uint16_t> actions,
     const auto it = std::lower_bound(sw.begin(), sw.end(), a.node);
     const size_t s = static_cast<size_t>(it - sw.begin());
     if (s >= settings.size() || a.port >= settings[s].ecn.size() || actions[v] >= kNumActions)
-      [[unlikely]] continue;
+        [[unlikely]]
+      continue;
     settings[s].ecn[a.port] = action_setting(actions[v]);
   }
 }
@@ -33,7 +35,8 @@ void StaticPolicy::act(const FeatureTracker&, std::span<uint16_t> actions) noexc
 }
 
 void GraphCcPolicy::act(const FeatureTracker& tracker, std::span<uint16_t> actions) noexcept {
-  if (static_cast<int>(actions.size()) != net_.num_agents()) [[unlikely]] return;
+  if (static_cast<int>(actions.size()) != net_.num_agents()) [[unlikely]]
+    return;
   net_.greedy(tracker.features().data(), actions.data());
 }
 
@@ -45,7 +48,8 @@ AccPolicy::AccPolicy(const std::vector<AccNetWeights>& nets, const PortGraph& gr
 }
 
 void AccPolicy::act(const FeatureTracker& tracker, std::span<uint16_t> actions) noexcept {
-  if (static_cast<int>(actions.size()) != nets_.num_agents()) [[unlikely]] return;
+  if (static_cast<int>(actions.size()) != nets_.num_agents()) [[unlikely]]
+    return;
   nets_.greedy(tracker.features().data(), tracker.settings().data(), actions.data());
 }
 
@@ -55,8 +59,11 @@ std::unique_ptr<EcnPolicy> make_policy(const Model& model, const PortGraph& grap
 }
 
 EcnAgent::EcnAgent(const Topology& topo, FeatureConfig features, std::unique_ptr<EcnPolicy> policy)
-    : graph_(topo), tracker_(graph_, features), policy_(std::move(policy)),
-      actions_(graph_.num_agents(), 0), settings_(make_switch_settings(graph_)) {}
+    : graph_(topo),
+      tracker_(graph_, features),
+      policy_(std::move(policy)),
+      actions_(graph_.num_agents(), 0),
+      settings_(make_switch_settings(graph_)) {}
 
 const std::vector<SwitchEcn>& EcnAgent::decide(std::span<const SwitchSnapshot> snapshots) noexcept {
   tracker_.update(snapshots);

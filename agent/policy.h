@@ -15,8 +15,8 @@
 
 #include "agent/environment.h"
 #include "agent/fast_mpnn.h"
-#include "agent/port_features.h"
 #include "agent/model_weights.h"
+#include "agent/port_features.h"
 
 namespace rocemu::agent {
 

@@ -34,8 +34,13 @@ struct FeatureConfig {
 
 /// Why snapshot data was ignored (counted, never thrown): kUnknownSwitch and
 /// kPortCountMismatch once per snapshot, the others once per agent port.
-enum class FeatureSkip : uint8_t { kUnknownSwitch, kPortCountMismatch, kTimeNotAdvancing,
-                                   kCounterWentBack, kCount };
+enum class FeatureSkip : uint8_t {
+  kUnknownSwitch,
+  kPortCountMismatch,
+  kTimeNotAdvancing,
+  kCounterWentBack,
+  kCount
+};
 
 class FeatureTracker {
  public:

@@ -51,7 +51,8 @@ int PortGraph::agent_of(uint32_t node, uint16_t port) const noexcept {
 }
 
 std::vector<int> PortGraph::ingress(int v) const {
-  std::vector<int> r(edge_src_.begin() + in_offset_.at(v), edge_src_.begin() + in_offset_.at(v + 1));
+  std::vector<int> r(edge_src_.begin() + in_offset_.at(v),
+                     edge_src_.begin() + in_offset_.at(v + 1));
   return r;
 }
 

@@ -14,7 +14,8 @@ QueueEnvConfig load_queue_env_config(ConfigReader& r) {
   QueueEnvConfig c;
   c.interval_ns = r.integer("interval_us", c.interval_ns / kNsPerUs, 1, 1'000'000) * kNsPerUs;
   c.mark_gain = r.number("mark_gain", c.mark_gain, 1e-6, 1.0);
-  c.swing_bytes_per_load = r.number("swing_kb_per_load", c.swing_bytes_per_load / 1024, 0.001, 1e6) * 1024;
+  c.swing_bytes_per_load =
+      r.number("swing_kb_per_load", c.swing_bytes_per_load / 1024, 0.001, 1e6) * 1024;
   c.noise = r.number("noise", c.noise, 0.0, 0.5);
   c.episode_steps = static_cast<int>(r.integer("episode_steps", c.episode_steps, 1, 1'000'000));
   std::vector<int64_t> pct;
@@ -30,12 +31,18 @@ QueueEnvConfig load_queue_env_config(ConfigReader& r) {
 
 Topology make_leaf_spine(int leaves, int spines, int hosts_per_leaf, uint64_t host_gbps,
                          uint64_t fabric_gbps) {
+  // Names built with append: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string.
+  auto name = [](const char* prefix, int i) {
+    std::string n(prefix);
+    n.append(std::to_string(i));
+    return n;
+  };
   Topology t;
-  for (int h = 0; h < leaves * hosts_per_leaf; ++h) t.add_node("h" + std::to_string(h), NodeKind::kHost);
+  for (int h = 0; h < leaves * hosts_per_leaf; ++h) t.add_node(name("h", h), NodeKind::kHost);
   const auto leaf0 = static_cast<uint32_t>(t.nodes().size());
-  for (int l = 0; l < leaves; ++l) t.add_node("leaf" + std::to_string(l), NodeKind::kSwitch);
+  for (int l = 0; l < leaves; ++l) t.add_node(name("leaf", l), NodeKind::kSwitch);
   const auto spine0 = static_cast<uint32_t>(t.nodes().size());
-  for (int s = 0; s < spines; ++s) t.add_node("spine" + std::to_string(s), NodeKind::kSwitch);
+  for (int s = 0; s < spines; ++s) t.add_node(name("spine", s), NodeKind::kSwitch);
   for (int l = 0; l < leaves; ++l)
     for (int h = 0; h < hosts_per_leaf; ++h)
       t.add_link(leaf0 + l, static_cast<uint32_t>(l * hosts_per_leaf + h), host_gbps * kBpsPerGbps,
@@ -47,7 +54,10 @@ Topology make_leaf_spine(int leaves, int spines, int hosts_per_leaf, uint64_t ho
 }
 
 QueueEnv::QueueEnv(Topology topo, QueueEnvConfig config)
-    : topo_(std::move(topo)), graph_(topo_), config_(std::move(config)), rng_(0, "queue_env"),
+    : topo_(std::move(topo)),
+      graph_(topo_),
+      config_(std::move(config)),
+      rng_(0, "queue_env"),
       demand_(graph_.num_agents(), 1.0) {}
 
 QueueEnv::Outcome QueueEnv::outcome(int v, const EcnSetting& s) const noexcept {

@@ -61,7 +61,9 @@ class QueueEnv final : public Environment {
   StepResult step(const std::vector<SwitchEcn>& settings) override;
 
   /// Noise-free steady state of agent v under setting s.
-  struct Outcome { double queue_bytes, utilisation, marking; };
+  struct Outcome {
+    double queue_bytes, utilisation, marking;
+  };
   Outcome outcome(int v, const EcnSetting& s) const noexcept;
   /// Mean over agents of the best noise-free reward any table action reaches this episode.
   double optimal_mean_reward(const RewardConfig& reward, const FeatureConfig& features) const;

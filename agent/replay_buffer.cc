@@ -40,7 +40,8 @@ void observation(const FeatureTracker& tracker, std::vector<float>& obs) {
   const float* f = tracker.features().data();
   const float* s = tracker.settings().data();
   for (int v = 0; v < n; ++v) {
-    std::copy_n(f + static_cast<size_t>(v) * kNumFeatures, kNumFeatures, &obs[static_cast<size_t>(v) * kObsDim]);
+    std::copy_n(f + static_cast<size_t>(v) * kNumFeatures, kNumFeatures,
+                &obs[static_cast<size_t>(v) * kObsDim]);
     std::copy_n(s + static_cast<size_t>(v) * kNumSettingFeatures, kNumSettingFeatures,
                 &obs[static_cast<size_t>(v) * kObsDim + kNumFeatures]);
   }

@@ -11,9 +11,12 @@ namespace rocemu::agent {
 double RewardConfig::queue_score(double q) const noexcept {
   q = std::isnan(q) ? 1.0 : std::clamp(q, 0.0, 1.0);
   switch (penalty) {
-    case QueuePenalty::kLinear: return 1.0 - q;
-    case QueuePenalty::kQuadratic: return (1.0 - q) * (1.0 - q);
-    case QueuePenalty::kExponential: return std::exp(-q / exp_scale);
+    case QueuePenalty::kLinear:
+      return 1.0 - q;
+    case QueuePenalty::kQuadratic:
+      return (1.0 - q) * (1.0 - q);
+    case QueuePenalty::kExponential:
+      return std::exp(-q / exp_scale);
   }
   return 1.0 - q;
 }

@@ -7,13 +7,13 @@
 // (reward.h), [features], [env] (queue_env.h). Unknown keys are errors.
 #pragma once
 
+#include <toml++/toml.h>
+
 #include <cstdint>
 #include <string>
 
-#include <toml++/toml.h>
-
-#include "agent/port_features.h"
 #include "agent/model_weights.h"
+#include "agent/port_features.h"
 #include "agent/queue_env.h"
 #include "agent/reward.h"
 
@@ -26,8 +26,8 @@ struct DqnConfig {
   double gamma = 0.5;
   int batch_graphs = 32;
   int replay_capacity = 4096;
-  int warmup_steps = 64;      // env steps before the first gradient step
-  int train_every = 1;        // env steps per gradient step
+  int warmup_steps = 64;  // env steps before the first gradient step
+  int train_every = 1;    // env steps per gradient step
   int target_sync_steps = 100;
   double eps_start = 1.0;
   double eps_end = 0.02;
@@ -44,8 +44,8 @@ struct TrainConfig {
   RewardConfig reward;
   FeatureConfig features;
   QueueEnvConfig env;
-  int steps = 3000;       // training environment steps
-  int eval_steps = 200;   // greedy evaluation steps after training
+  int steps = 3000;      // training environment steps
+  int eval_steps = 200;  // greedy evaluation steps after training
 };
 
 /// Parses a TOML table into TrainConfig. Throws ConfigError listing every problem

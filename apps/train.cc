@@ -5,6 +5,8 @@
 // a leaf-spine (default: the GraphCC paper's 24-host Clos); it proves the learning machinery
 // end to end. The virtual-time network implements the same Environment interface later.
 // Exit codes: 0 ok, 1 runtime error (model file, I/O), 2 usage or configuration error.
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -87,30 +89,61 @@ int main(int argc, char** argv) {
     if (a.substr(0, 2) != "--") return usage_error("unexpected argument '" + std::string(a) + "'");
     if (i + 1 >= args.size()) return usage_error(std::string(a) + " needs a value");
     const std::string_view v = args[++i];
-    auto int_flag = [&](int64_t min, int64_t max) -> std::optional<int64_t> {
-      auto r = parse_int(v, min, max);
-      return r;
-    };
     auto bad = [&](const char* what) {
       return usage_error(std::string(a) + "=" + std::string(v) + ": " + what);
     };
-    if (a == "--config") f.config = v;
-    else if (a == "--model") {
+    // Integer flags: where the value goes and its range.
+    struct IntFlag {
+      std::string_view name;
+      int64_t min, max;
+      const char* expected;
+    };
+    static constexpr IntFlag kIntFlags[] = {
+        {"--steps", 1, 100'000'000, "expected an integer in [1, 1e8]"},
+        {"--eval-steps", 0, 100'000'000, "expected an integer in [0, 1e8]"},
+        {"--seed", 0, INT64_MAX, "expected a non-negative integer"},
+        {"--leaves", 1, 256, "expected an integer in [1, 256]"},
+        {"--spines", 1, 64, "expected an integer in [1, 64]"},
+        {"--hosts-per-leaf", 1, 256, "expected an integer in [1, 256]"},
+        {"--log-every", 0, INT64_MAX, "expected a non-negative integer"},
+    };
+    const IntFlag* int_flag = nullptr;
+    for (const auto& fl : kIntFlags)
+      if (fl.name == a) int_flag = &fl;
+    if (int_flag) {
+      const auto r = parse_int(v, int_flag->min, int_flag->max);
+      if (!r) return bad(int_flag->expected);
+      if (a == "--steps")
+        f.steps = r;
+      else if (a == "--eval-steps")
+        f.eval_steps = r;
+      else if (a == "--seed")
+        f.seed = r;
+      else if (a == "--leaves")
+        f.leaves = *r;
+      else if (a == "--spines")
+        f.spines = *r;
+      else if (a == "--hosts-per-leaf")
+        f.hosts_per_leaf = *r;
+      else
+        f.log_every = *r;
+    } else if (a == "--config") {
+      f.config = v;
+    } else if (a == "--model") {
       if (v != "graphcc" && v != "acc") return bad("expected graphcc or acc");
       f.model_kind = v;
-    } else if (a == "--model-in") f.model_in = v;
-    else if (a == "--model-out") f.model_out = v;
-    else if (a == "--log-level") f.log_level = v;
-    else if (a == "--steps") { if (!(f.steps = int_flag(1, 100'000'000))) return bad("expected an integer in [1, 1e8]"); }
-    else if (a == "--eval-steps") { if (!(f.eval_steps = int_flag(0, 100'000'000))) return bad("expected an integer in [0, 1e8]"); }
-    else if (a == "--seed") { if (!(f.seed = int_flag(0, INT64_MAX))) return bad("expected a non-negative integer"); }
-    else if (a == "--leaves") { auto r = int_flag(1, 256); if (!r) return bad("expected an integer in [1, 256]"); f.leaves = *r; }
-    else if (a == "--spines") { auto r = int_flag(1, 64); if (!r) return bad("expected an integer in [1, 64]"); f.spines = *r; }
-    else if (a == "--hosts-per-leaf") { auto r = int_flag(1, 256); if (!r) return bad("expected an integer in [1, 256]"); f.hosts_per_leaf = *r; }
-    else if (a == "--log-every") { auto r = int_flag(0, INT64_MAX); if (!r) return bad("expected a non-negative integer"); f.log_every = *r; }
-    else return usage_error("unknown option '" + std::string(a) + "'");
+    } else if (a == "--model-in") {
+      f.model_in = v;
+    } else if (a == "--model-out") {
+      f.model_out = v;
+    } else if (a == "--log-level") {
+      f.log_level = v;
+    } else {
+      return usage_error("unknown option '" + std::string(a) + "'");
+    }
   }
-  if (!setup_logging(f.log_level)) return usage_error("--log-level=" + f.log_level + ": unknown level");
+  if (!setup_logging(f.log_level))
+    return usage_error("--log-level=" + f.log_level + ": unknown level");
 
   TrainConfig cfg;
   try {
@@ -133,8 +166,8 @@ int main(int argc, char** argv) {
     DqnTrainer trainer(graph, cfg.dqn, cfg.reward, cfg.features);
     if (!f.model_in.empty()) trainer.import_model(load_model(f.model_in));
     const char* kind = cfg.dqn.kind == ModelKind::kGraphCc ? "graphcc" : "acc";
-    spdlog::info("training {} on {} agents, {} edges, {} steps (seed {})", kind,
-                 graph.num_agents(), graph.num_edges(), cfg.steps, cfg.dqn.seed);
+    spdlog::info("training {} on {} agents, {} edges, {} steps (seed {})", kind, graph.num_agents(),
+                 graph.num_edges(), cfg.steps, cfg.dqn.seed);
     double window = 0.0;
     int64_t in_window = 0;
     const auto stats = trainer.train(env, cfg.steps, [&](const StepLog& s) {

@@ -10,6 +10,8 @@
 // one batched matrix product (bmm over the port dimension) — no parameter sharing.
 // DQN target: y = r + gamma * max_a Q_target(s', a); Huber loss on Q(s, a_taken) averaged
 // over every agent of every graph in the batch; Adam; gradient-norm clipping.
+#include "agent/dqn_trainer.h"
+
 #include <torch/torch.h>
 
 #include <cmath>
@@ -19,7 +21,6 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "agent/dqn_trainer.h"
 #include "agent/fast_mpnn.h"
 #include "agent/port_features.h"
 
@@ -39,7 +40,8 @@ struct MpnnNetImpl : torch::nn::Module {
         ro2(register_module("ro2", torch::nn::Linear(kReadoutHidden, kNumActions))) {}
 
   /// x: [M, kNumFeatures]; src, dst: [E] int64 node ids in [0, M). Returns [M, kNumActions].
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& src, const torch::Tensor& dst) {
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& src,
+                        const torch::Tensor& dst) {
     const int64_t m = x.size(0);
     torch::Tensor h = F::pad(x, F::PadFuncOptions({0, kHidden - kNumFeatures}));
     for (int k = 0; k < kMpSteps; ++k) {
@@ -109,9 +111,15 @@ void init_torch_threads() {
 
 struct DqnTrainer::Impl {
   Impl(const PortGraph& g, DqnConfig d, RewardConfig r, FeatureConfig f)
-      : graph(g), cfg(d), reward(r), features(f), n(g.num_agents()),
-        replay(g.num_agents(), d.replay_capacity), explore_rng(d.seed, "dqn-explore"),
-        sample_rng(d.seed, "dqn-replay"), tracker(graph, f) {
+      : graph(g),
+        cfg(d),
+        reward(r),
+        features(f),
+        n(g.num_agents()),
+        replay(g.num_agents(), d.replay_capacity),
+        explore_rng(d.seed, "dqn-explore"),
+        sample_rng(d.seed, "dqn-replay"),
+        tracker(graph, f) {
     init_torch_threads();
     torch::manual_seed(cfg.seed);
     if (cfg.kind == ModelKind::kGraphCc) {
@@ -125,8 +133,10 @@ struct DqnTrainer::Impl {
       optimizer = std::make_unique<torch::optim::Adam>(
           online_acc->parameters(), torch::optim::AdamOptions(cfg.learning_rate));
     }
-    src1 = torch::tensor(std::vector<int64_t>(g.edge_src().begin(), g.edge_src().end()), torch::kInt64);
-    dst1 = torch::tensor(std::vector<int64_t>(g.edge_dst().begin(), g.edge_dst().end()), torch::kInt64);
+    src1 = torch::tensor(std::vector<int64_t>(g.edge_src().begin(), g.edge_src().end()),
+                         torch::kInt64);
+    dst1 = torch::tensor(std::vector<int64_t>(g.edge_dst().begin(), g.edge_dst().end()),
+                         torch::kInt64);
     sync_target();
     refresh_fast();
   }
@@ -200,13 +210,17 @@ struct DqnTrainer::Impl {
   // The acting networks follow the online network after every gradient step.
   void refresh_fast() {
     const Model m = export_model();
-    if (cfg.kind == ModelKind::kGraphCc) fast_mpnn = std::make_unique<FastMpnn>(m.mpnn, graph);
-    else fast_acc = std::make_unique<FastAccNets>(m.acc);
+    if (cfg.kind == ModelKind::kGraphCc)
+      fast_mpnn = std::make_unique<FastMpnn>(m.mpnn, graph);
+    else
+      fast_acc = std::make_unique<FastAccNets>(m.acc);
   }
 
   void greedy_fast(const FeatureTracker& t, uint16_t* out) {
-    if (fast_mpnn) fast_mpnn->greedy(t.features().data(), out);
-    else fast_acc->greedy(t.features().data(), t.settings().data(), out);
+    if (fast_mpnn)
+      fast_mpnn->greedy(t.features().data(), out);
+    else
+      fast_acc->greedy(t.features().data(), t.settings().data(), out);
   }
 
   // Q-values [B*N, A] of a batch of observations [B*N, kObsDim].
@@ -278,7 +292,8 @@ struct DqnTrainer::Impl {
     need_reset = false;
   }
 
-  TrainStats train(Environment& env, int steps, const std::function<void(const StepLog&)>& on_step) {
+  TrainStats train(Environment& env, int steps,
+                   const std::function<void(const StepLog&)>& on_step) {
     std::vector<uint16_t> actions(static_cast<size_t>(n));
     std::vector<float> obs, next_obs, rewards(static_cast<size_t>(n));
     for (int i = 0; i < steps; ++i) {
@@ -345,9 +360,11 @@ struct DqnTrainer::Impl {
     float* p = obs.data_ptr<float>();
     for (int v = 0; v < n; ++v) {
       std::memcpy(p + v * kObsDim, f + v * kNumFeatures, kNumFeatures * sizeof(float));
-      if (s) std::memcpy(p + v * kObsDim + kNumFeatures, s + v * kNumSettingFeatures,
-                         kNumSettingFeatures * sizeof(float));
-      else std::fill(p + v * kObsDim + kNumFeatures, p + (v + 1) * kObsDim, 0.0f);
+      if (s)
+        std::memcpy(p + v * kObsDim + kNumFeatures, s + v * kNumSettingFeatures,
+                    kNumSettingFeatures * sizeof(float));
+      else
+        std::fill(p + v * kObsDim + kNumFeatures, p + (v + 1) * kObsDim, 0.0f);
     }
     return obs;
   }
@@ -401,9 +418,11 @@ std::vector<float> DqnTrainer::torch_q_values(const float* features, const float
   return std::vector<float>(q.data_ptr<float>(), q.data_ptr<float>() + q.numel());
 }
 
-void DqnTrainer::torch_greedy(const float* features, const float* settings, uint16_t* actions) const {
+void DqnTrainer::torch_greedy(const float* features, const float* settings,
+                              uint16_t* actions) const {
   c10::InferenceMode guard;
-  const auto a = impl_->forward(false, impl_->single_obs(features, settings), 1).argmax(1).contiguous();
+  const auto a =
+      impl_->forward(false, impl_->single_obs(features, settings), 1).argmax(1).contiguous();
   const int64_t* p = a.data_ptr<int64_t>();
   for (int v = 0; v < impl_->n; ++v) actions[v] = static_cast<uint16_t>(p[v]);
 }

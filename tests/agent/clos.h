@@ -21,7 +21,8 @@ inline Topology paper_clos() {
   for (int l = 0; l < kClosLeaves; ++l)
     for (int h = 0; h < 6; ++h) t.add_link(kLeaf0 + l, l * 6 + h, 25 * kBpsPerGbps, 1000);
   for (int l = 0; l < kClosLeaves; ++l)
-    for (int s = 0; s < kClosSpines; ++s) t.add_link(kLeaf0 + l, kSpine0 + s, 100 * kBpsPerGbps, 1000);
+    for (int s = 0; s < kClosSpines; ++s)
+      t.add_link(kLeaf0 + l, kSpine0 + s, 100 * kBpsPerGbps, 1000);
   return t;
 }
 

@@ -49,7 +49,8 @@ TEST(DqnLearning, GraphCcGreedyRewardWithinFivePercentOfOptimumAfter600Steps) {
   EXPECT_DOUBLE_EQ(env.optimal_mean_reward(reward, features), optimum);  // same load draw
   EXPECT_GE(trained, 0.95 * optimum) << "untrained " << untrained << ", optimum " << optimum;
   RecordProperty("train_seconds", std::to_string(secs));
-  std::printf("untrained %.4f trained %.4f optimum %.4f (%.1f s)\n", untrained, trained, optimum, secs);
+  std::printf("untrained %.4f trained %.4f optimum %.4f (%.1f s)\n", untrained, trained, optimum,
+              secs);
 }
 
 TEST(DqnLearning, TrainingIsDeterministicForASeed) {

@@ -17,7 +17,8 @@ namespace {
 
 // y = W x + b for a [out][in] row-major W, in double.
 template <int In, int Out>
-std::vector<double> linear(const DenseWeights<In, Out>& l, const std::vector<double>& x, bool relu) {
+std::vector<double> linear(const DenseWeights<In, Out>& l, const std::vector<double>& x,
+                           bool relu) {
   std::vector<double> y(Out);
   for (int o = 0; o < Out; ++o) {
     double s = l.b[o];
@@ -33,7 +34,8 @@ std::vector<double> cat(std::vector<double> a, const std::vector<double>& b) {
 }
 
 // Unfactored reference: message = msg2(relu(msg1([h_v, h_u]))) per edge.
-std::vector<double> reference_q(const MpnnWeights& w, const PortGraph& g, const std::vector<float>& x) {
+std::vector<double> reference_q(const MpnnWeights& w, const PortGraph& g,
+                                const std::vector<float>& x) {
   const int n = g.num_agents();
   std::vector<std::vector<double>> h(n, std::vector<double>(kHidden, 0.0));
   for (int v = 0; v < n; ++v)
@@ -118,7 +120,8 @@ TEST(FastAccNets, EachPortUsesItsOwnNetworkOnFeaturesAndSetting) {
   acc.q_values(f.data(), s.data(), q.data());
   for (int v = 0; v < n; ++v) {
     std::vector<double> x(f.begin() + v * kNumFeatures, f.begin() + (v + 1) * kNumFeatures);
-    x.insert(x.end(), s.begin() + v * kNumSettingFeatures, s.begin() + (v + 1) * kNumSettingFeatures);
+    x.insert(x.end(), s.begin() + v * kNumSettingFeatures,
+             s.begin() + (v + 1) * kNumSettingFeatures);
     const auto ref = linear(nets[v].l2, linear(nets[v].l1, x, true), false);
     for (int a = 0; a < kNumActions; ++a) EXPECT_NEAR(q[v * kNumActions + a], ref[a], 1e-5);
   }

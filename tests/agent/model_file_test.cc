@@ -2,12 +2,12 @@
 #include "agent/model_file.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <string>
-#include <unistd.h>
 
 #include "tests/agent/test_weights.h"
 

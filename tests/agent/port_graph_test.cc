@@ -37,7 +37,7 @@ TEST(PortGraph, AgentsAreNumberedBySwitchThenPort) {
 TEST(PortGraph, HostFacingLeafPortHearsFromBothSpinesAndFeedsNoAgent) {
   const PortGraph g(test::paper_clos());
   EXPECT_EQ(g.ingress(0), (std::vector<int>{32, 36}));  // spine0->leaf0, spine1->leaf0
-  EXPECT_TRUE(g.egress(0).empty());                      // leads to a host
+  EXPECT_TRUE(g.egress(0).empty());                     // leads to a host
 }
 
 TEST(PortGraph, UplinkHearsFromSpinesAndFeedsTheSpinesPorts) {

@@ -159,3 +159,25 @@ TEST(DqnConfig, EpsilonDecaysLinearlyThenStaysAtFloor) {
 
 }  // namespace
 }  // namespace rocemu::agent
+
+namespace rocemu::agent {
+namespace {
+
+TEST(MakeLeafSpine, PaperParametersGiveTheHandBuiltClos) {
+  const Topology a = make_leaf_spine(4, 2, 6, 25, 100);
+  const Topology b = test::paper_clos();
+  ASSERT_EQ(a.nodes().size(), b.nodes().size());
+  ASSERT_EQ(a.links().size(), b.links().size());
+  for (size_t i = 0; i < a.links().size(); ++i) {
+    EXPECT_EQ(a.links()[i].a, b.links()[i].a);
+    EXPECT_EQ(a.links()[i].b, b.links()[i].b);
+    EXPECT_EQ(a.links()[i].rate_bps, b.links()[i].rate_bps);
+  }
+  for (size_t n = 0; n < a.nodes().size(); ++n) EXPECT_EQ(a.node(n).kind, b.node(n).kind);
+  const PortGraph g(a);
+  EXPECT_EQ(g.num_agents(), 40);
+  EXPECT_EQ(g.num_edges(), 96);
+}
+
+}  // namespace
+}  // namespace rocemu::agent
