@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,16 @@
 namespace rocemu::test {
 
 namespace {
+bool hugetlbfs_mounted() {
+  std::FILE* f = std::fopen("/proc/mounts", "r");
+  if (!f) return false;
+  char line[512];
+  bool found = false;
+  while (!found && std::fgets(line, sizeof line, f)) found = std::strstr(line, " hugetlbfs ") != nullptr;
+  std::fclose(f);
+  return found;
+}
+
 bool try_init(std::vector<std::string> args) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -29,9 +40,11 @@ bool try_init(std::vector<std::string> args) {
 
 rte_mempool* test_mempool() {
   static rte_mempool* pool = [] {
-    if (!try_init({"rocemu-test", "-l", "0", "--no-pci", "--in-memory", "--no-telemetry",
+    // rte_eal_init cannot be retried in one process (its option state persists), so the
+    // mode is chosen up front: --in-memory only when a hugetlbfs is mounted.
+    if (!hugetlbfs_mounted() ||
+        !try_init({"rocemu-test", "-l", "0", "--no-pci", "--in-memory", "--no-telemetry",
                    "--log-level", "lib.eal:error"})) {
-      std::fprintf(stderr, "eal_env: falling back to --no-huge\n");
       if (!try_init({"rocemu-test", "-l", "0", "--no-pci", "--no-huge", "-m", "1024",
                      "--file-prefix", "rocemu-test-" + std::to_string(getpid()), "--no-telemetry",
                      "--log-level", "lib.eal:error"})) {

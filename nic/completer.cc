@@ -1,0 +1,168 @@
+// completer.cc — the completer role (as rxe_comp.c): ACKs, NAKs and READ responses retire
+// send WQEs in order (IBTA Vol. 1 9.7.5.1.6 implicit acknowledgement), write READ data into
+// local memory, and drive retries: a PSN-sequence NAK rewinds to the NAK's PSN (go-back-N),
+// an RNR NAK waits the advertised RNR timer (table 45) before resending, limited by
+// rnr_retry (7 = infinite); the local ACK timer (4.096 us x 2^timeout, 9.7.6.1.3) rewinds to
+// the oldest unacknowledged PSN, limited by retry_cnt, then fails the WQE with
+// IBV_WC_RETRY_EXC_ERR. NAK remote access / invalid request / remote operation errors fail
+// the WQE with the matching status and move the QP to ERR (10.3.1.3).
+#include "nic/opcode_table.h"
+#include "nic/psn.h"
+#include "nic/roce_host.h"
+
+namespace rocemu::nic {
+
+namespace {
+constexpr uint8_t kAethAck = 0, kAethRnr = 1, kAethNak = 3;
+constexpr uint8_t kNakPsnSeq = 0, kNakInvalidRequest = 1, kNakRemoteAccess = 2;
+}  // namespace
+
+void RoceHost::on_progress(Qp& qp, TimeNs now) noexcept {
+  qp.retries_left = qp.retry_cnt;
+  qp.rewound_at_una = false;
+  const bool outstanding = psn_diff(qp.sq_psn, qp.una_psn) > 0;
+  const TimeNs t = local_ack_timeout_ns(qp.timeout);
+  qp.retrans_deadline = outstanding && t != kNever ? now + t : kNever;
+}
+
+bool RoceHost::ack_up_to(Qp& qp, uint32_t psn, TimeNs now) noexcept {
+  bool progress = false;
+  uint32_t una = psn_add(psn, 1);
+  while (qp.sq.head != qp.sq.tail) {
+    SendWqe& w = qp.sq.at(qp.sq.head);
+    if (!w.started) break;
+    if (w.opcode == IBV_WR_RDMA_READ) {
+      // A READ completes only with its data. An acknowledgement beyond its first PSN means
+      // its responses were lost (the responder sends them before later ACKs): resend.
+      const uint32_t resume = psn_add(w.first_psn, w.read_pkts_done);
+      if (psn_diff(psn, w.first_psn) >= 0) {
+        una = resume;
+        if (psn_diff(una, qp.una_psn) > 0) {
+          qp.una_psn = una;
+          progress = true;
+        }
+        if (!qp.rewound_at_una) rewind_to_una(qp);
+      }
+      if (progress) on_progress(qp, now);
+      return progress;
+    }
+    if (psn_diff(psn, w.last_psn) < 0 || qp.sq.head == qp.sq_send) break;
+    complete_send_wqe(qp, w, IBV_WC_SUCCESS);
+    ++qp.sq.head;
+    progress = true;
+  }
+  if (psn_diff(una, qp.una_psn) > 0) {
+    qp.una_psn = una;
+    progress = true;
+  }
+  if (progress) on_progress(qp, now);
+  return progress;
+}
+
+void RoceHost::complete_ack(Qp& qp, const RocePacket& p, TimeNs now) noexcept {
+  // Valid acknowledgements name a PSN in [una - 1, sq_psn - 1].
+  if (psn_diff(p.psn, qp.sq_psn) >= 0 || psn_diff(p.psn, qp.una_psn) < -1) {
+    ++counters_.drops[static_cast<int>(RxDrop::kStaleResponse)];
+    return;
+  }
+  const uint8_t kind = (p.syndrome >> 5) & 3;
+  const uint8_t code = p.syndrome & 0x1f;
+  if (kind == kAethAck) {
+    ++counters_.acks_received;
+    ack_up_to(qp, p.psn, now);
+    return;
+  }
+  if (kind != kAethRnr && kind != kAethNak) {
+    ++counters_.drops[static_cast<int>(RxDrop::kStaleResponse)];
+    return;
+  }
+  // A NAK acknowledges every PSN before its own.
+  ack_up_to(qp, psn_add(p.psn, kPsnMask), now);
+  if (qp.state != IBV_QPS_RTS) return;
+  if (kind == kAethRnr) {
+    ++counters_.rnr_naks_received;
+    if (qp.rnr_left == 0) {
+      enter_error(qp, IBV_WC_RNR_RETRY_EXC_ERR);
+      return;
+    }
+    if (qp.rnr_retry != 7) --qp.rnr_left;
+    qp.rnr_hold_until = now + rnr_timer_ns(code);
+    qp.una_psn = p.psn;
+    qp.rewound_at_una = false;
+    rewind_to_una(qp);
+    qp.retrans_deadline = kNever;  // re-armed when the resend goes out
+    return;
+  }
+  ++counters_.naks_received;
+  if (code == kNakPsnSeq) {
+    if (!qp.rewound_at_una || qp.una_psn != p.psn) {
+      qp.una_psn = p.psn;
+      rewind_to_una(qp);
+    }
+    return;
+  }
+  enter_error(qp, code == kNakInvalidRequest  ? IBV_WC_REM_INV_REQ_ERR
+                  : code == kNakRemoteAccess ? IBV_WC_REM_ACCESS_ERR
+                                             : IBV_WC_REM_OP_ERR);
+}
+
+void RoceHost::complete_read_response(Qp& qp, const RocePacket& p, TimeNs now) noexcept {
+  const auto stale = [&] { ++counters_.drops[static_cast<int>(RxDrop::kStaleResponse)]; };
+  if (psn_diff(p.psn, qp.una_psn) < 0 || psn_diff(p.psn, qp.sq_psn) >= 0) return stale();
+  // Implicit acknowledgement of the SENDs and WRITEs before the READ.
+  while (qp.sq.head != qp.sq_send) {
+    SendWqe& w = qp.sq.at(qp.sq.head);
+    if (w.opcode == IBV_WR_RDMA_READ || psn_diff(p.psn, w.last_psn) <= 0) break;
+    complete_send_wqe(qp, w, IBV_WC_SUCCESS);
+    ++qp.sq.head;
+  }
+  if (qp.sq.head == qp.sq.tail) return stale();
+  SendWqe& w = qp.sq.at(qp.sq.head);
+  if (!w.started || w.opcode != IBV_WR_RDMA_READ || psn_diff(p.psn, w.first_psn) < 0 ||
+      psn_diff(p.psn, w.last_psn) > 0)
+    return stale();
+  const uint32_t expected = psn_add(w.first_psn, w.read_pkts_done);
+  if (p.psn != expected) {
+    // A gap: an earlier response was lost. Go back once to the missing PSN.
+    stale();
+    if (psn_diff(expected, qp.una_psn) > 0) qp.una_psn = expected;
+    if (!qp.rewound_at_una) rewind_to_una(qp);
+    return;
+  }
+  const uint32_t k = w.read_pkts_done;
+  const uint32_t off = k * qp.mtu_bytes;
+  const uint32_t want = w.length - off < qp.mtu_bytes ? w.length - off : qp.mtu_bytes;
+  const bool first = k == 0, last = k + 1 == w.npkts;
+  const uint32_t pos = p.op_flags & (kOpFirst | kOpMiddle | kOpLast);
+  const uint32_t expect_pos = first && last ? kOpOnly : first ? kOpFirst : last ? kOpLast : kOpMiddle;
+  if (pos != expect_pos || p.payload_len != want) return stale();
+  sge_scatter(w.sge.data(), w.num_sge, off, p.frame + p.payload_off, want);
+  ++w.read_pkts_done;
+  qp.una_psn = psn_add(p.psn, 1);
+  if (last) {
+    complete_send_wqe(qp, w, IBV_WC_SUCCESS);
+    ++qp.sq.head;
+    if (qp.reads_in_flight > 0) --qp.reads_in_flight;
+  }
+  ++counters_.acks_received;
+  on_progress(qp, now);
+}
+
+void RoceHost::check_timeouts(Qp& qp, TimeNs now) noexcept {
+  if (qp.state != IBV_QPS_RTS || psn_diff(qp.sq_psn, qp.una_psn) <= 0) {
+    qp.retrans_deadline = kNever;
+    return;
+  }
+  ++counters_.timeouts;
+  if (qp.retries_left == 0) {
+    enter_error(qp, IBV_WC_RETRY_EXC_ERR);
+    return;
+  }
+  --qp.retries_left;
+  qp.rewound_at_una = false;
+  rewind_to_una(qp);
+  const TimeNs t = local_ack_timeout_ns(qp.timeout);
+  qp.retrans_deadline = t == kNever ? kNever : now + t;
+}
+
+}  // namespace rocemu::nic

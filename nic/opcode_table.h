@@ -1,0 +1,59 @@
+// opcode_table.h — table-driven RoCEv2 opcode knowledge (as Linux rxe's rxe_opcode.c).
+//
+// For every BTH opcode (IBTA Vol. 1 table 38, RC 0x00-0x1f; the RoCEv2 CNP 0x81 of annex
+// A17.9.3): whether it is valid, which extended headers follow the BTH (RETH 9.3.3, AETH
+// 9.3.5, ImmDt 9.3.4, IETH 9.3.6, AtomicETH 9.3.7, AtomicAckETH 9.3.7), whether it carries
+// payload, and its place in a message (first/middle/last/only). Also the legality rules the
+// receive checks apply: opcode vs QP state (10.3.1) and the request sequence (9.7.5.1.2).
+#pragma once
+
+#include <cstdint>
+
+#include <infiniband/verbs.h>
+
+namespace rocemu::nic {
+
+enum OpFlags : uint32_t {
+  kOpValid = 1u << 0,
+  kOpRequest = 1u << 1,   // requester -> responder
+  kOpResponse = 1u << 2,  // responder -> requester (ACK, atomic ACK, read response)
+  kOpFirst = 1u << 3,
+  kOpMiddle = 1u << 4,
+  kOpLast = 1u << 5,
+  kOpSend = 1u << 6,
+  kOpWrite = 1u << 7,
+  kOpRead = 1u << 8,      // read request
+  kOpReadResp = 1u << 9,
+  kOpAck = 1u << 10,      // ACK / NAK / atomic ACK
+  kOpAtomic = 1u << 11,   // compare-swap / fetch-add request
+  kOpCnp = 1u << 12,
+  kOpReth = 1u << 13,
+  kOpAeth = 1u << 14,
+  kOpImm = 1u << 15,
+  kOpIeth = 1u << 16,
+  kOpAtomicEth = 1u << 17,
+  kOpAtomicAckEth = 1u << 18,
+  kOpPayload = 1u << 19,  // may carry payload
+  kOpCnpPad = 1u << 20,   // 16 reserved bytes after the BTH (CNP)
+  kOpOnly = kOpFirst | kOpLast,
+};
+
+struct OpInfo {
+  const char* name;
+  uint32_t flags;
+  uint8_t ext_bytes;  // bytes of extended headers between the BTH and the payload
+};
+
+/// The table entry of `opcode` (flags == 0 for an opcode rocemu does not know).
+const OpInfo& op_info(uint8_t opcode) noexcept;
+
+/// Whether a packet with `opcode` may be processed by a QP in `state` (IBTA 10.3.1: requests
+/// in RTR/RTS/SQD/SQE, responses in RTS/SQD/SQE; nothing in RESET, INIT or ERR).
+bool opcode_legal_in_state(uint8_t opcode, ibv_qp_state state) noexcept;
+
+/// Responder sequence rule: after `prev` (the last accepted request opcode of the QP, or
+/// 0xff for none) may `next` follow? A SEND/WRITE FIRST or MIDDLE must be followed by a
+/// MIDDLE or LAST of the same kind; otherwise no MIDDLE or LAST may come.
+bool op_sequence_ok(uint8_t prev, uint8_t next) noexcept;
+
+}  // namespace rocemu::nic

@@ -1,0 +1,167 @@
+// packet.cc — RoCEv2 frame parsing and building (IBTA Vol. 1 ch. 9, annex A17.4; the field
+// values Linux rxe uses, see packet.h).
+#include "nic/packet.h"
+
+#include <cstring>
+
+#include "common/icrc.h"
+#include "nic/opcode_table.h"
+
+namespace rocemu::nic {
+
+using namespace wire;
+
+const char* rx_drop_name(RxDrop r) noexcept {
+  static constexpr const char* kNames[kNumRxDrops] = {
+      "none",          "truncated",   "non_contiguous", "not_ipv4",        "ip_header",
+      "not_for_me",    "not_roce",    "udp_length",     "bth_version",     "bad_pkey",
+      "bad_opcode",    "pad_count",   "icrc",           "unknown_qp",      "wrong_source",
+      "qp_state",      "op_sequence", "psn_out_of_seq", "duplicate",       "remote_access",
+      "invalid_request", "rnr",       "stale_response", "mac_control"};
+  const auto i = static_cast<int>(r);
+  return i < kNumRxDrops ? kNames[i] : "?";
+}
+
+RxDrop parse_roce(uint8_t* frame, uint32_t len, RocePacket& p) noexcept {
+  p.frame = frame;
+  if (len < sizeof(Ethernet)) [[unlikely]] return RxDrop::kTruncated;
+  const auto* eth = reinterpret_cast<const Ethernet*>(frame);
+  if (eth->ethertype() != kEtherTypeIpv4) return RxDrop::kNotIpv4;
+  if (len < kIpOff + sizeof(Ipv4)) [[unlikely]] return RxDrop::kTruncated;
+  const auto* ip = reinterpret_cast<const Ipv4*>(frame + kIpOff);
+  if (ip->version() != 4 || ip->ihl_bytes() != sizeof(Ipv4)) [[unlikely]] return RxDrop::kIpHeader;
+  const uint32_t ip_len = ip->total_length();
+  // More-fragments set or a fragment offset: RoCE never fragments (DF).
+  if ((ip->frag() & 0x3fff) != 0 || ip_len < sizeof(Ipv4)) [[unlikely]] return RxDrop::kIpHeader;
+  if (kIpOff + ip_len > len) [[unlikely]] return RxDrop::kTruncated;
+  if (ip->protocol != kIpProtoUdp) return RxDrop::kNotRoce;
+  if (ip_len < sizeof(Ipv4) + sizeof(Udp) + sizeof(Bth) + kIcrcBytes) [[unlikely]]
+    return RxDrop::kTruncated;
+  const auto* udp = reinterpret_cast<const Udp*>(frame + kUdpOff);
+  if (udp->dst_port() != kRoceV2Port) return RxDrop::kNotRoce;
+  if (udp->length() != ip_len - sizeof(Ipv4)) [[unlikely]] return RxDrop::kUdpLength;
+  const auto* bth = reinterpret_cast<const Bth*>(frame + kBthOff);
+  if (bth->tver() != 0) [[unlikely]] return RxDrop::kBthVersion;
+
+  p.src_ip = ip->src();
+  p.dst_ip = ip->dst();
+  p.ip_id = ip->id();
+  p.tos = ip->tos;
+  p.udp_sport = udp->src_port();
+  p.opcode = bth->opcode;
+  p.solicited = bth->solicited();
+  p.ack_req = bth->ack_req();
+  p.pad = bth->pad_count();
+  p.pkey = bth->pkey();
+  p.dqpn = bth->dqpn();
+  p.psn = bth->psn();
+  const OpInfo& op = op_info(p.opcode);
+  p.op_flags = op.flags;
+  if (!(op.flags & kOpValid)) [[unlikely]] return RxDrop::kBadOpcode;
+
+  const uint32_t end = kIpOff + ip_len;  // end of the RoCE packet (Ethernet pad excluded)
+  p.icrc_off = end - kIcrcBytes;
+  const uint32_t ext_off = kRoceHeadersBytes;
+  if (ext_off + op.ext_bytes > p.icrc_off) [[unlikely]] return RxDrop::kTruncated;
+  const uint8_t* ext = frame + ext_off;
+  uint32_t at = 0;
+  if (op.flags & kOpReth) {
+    const auto* r = reinterpret_cast<const Reth*>(ext + at);
+    p.va = r->va();
+    p.rkey = r->rkey();
+    p.dma_len = r->dma_len();
+    at += sizeof(Reth);
+  }
+  if (op.flags & kOpAtomicEth) {
+    const auto* a = ext + at;  // VA(8) R_Key(4) swap/add(8) compare(8)
+    p.va = detail::get64(a);
+    p.rkey = detail::get32(a + 8);
+    at += 28;
+  }
+  if (op.flags & kOpAeth) {
+    const auto* a = reinterpret_cast<const Aeth*>(ext + at);
+    p.syndrome = a->syndrome;
+    p.msn = a->msn();
+    at += sizeof(Aeth);
+  }
+  if (op.flags & kOpAtomicAckEth) {
+    p.atomic_orig = detail::get64(ext + at);
+    at += 8;
+  }
+  if (op.flags & (kOpImm | kOpIeth)) {
+    std::memcpy(&p.imm_be, ext + at, 4);
+    at += 4;
+  }
+  if (op.flags & kOpCnpPad) at += 16;
+  p.payload_off = ext_off + at;
+  const uint32_t body = p.icrc_off - p.payload_off;
+  if (body < p.pad) [[unlikely]] return RxDrop::kPadCount;
+  p.payload_len = body - p.pad;
+  if (!(op.flags & kOpPayload) && body != 0) [[unlikely]] return RxDrop::kPadCount;
+  return RxDrop::kNone;
+}
+
+bool icrc_ok(const RocePacket& p) noexcept {
+  return icrc_compute(p.frame, p.ip_off, p.icrc_off) == icrc_load(p.frame, p.icrc_off);
+}
+
+FrameTemplate make_template(const FrameAddress& a) noexcept {
+  FrameTemplate t;
+  uint8_t* f = t.bytes.data();
+  auto* eth = reinterpret_cast<Ethernet*>(f);
+  std::memcpy(eth->dst, a.dst_mac.data(), 6);
+  std::memcpy(eth->src, a.src_mac.data(), 6);
+  eth->set_ethertype(kEtherTypeIpv4);
+  auto* ip = reinterpret_cast<Ipv4*>(f + kIpOff);
+  ip->ver_ihl = 0x45;
+  ip->tos = a.tos;
+  ip->set_frag(0x4000);  // DF
+  ip->ttl = 64;
+  ip->protocol = kIpProtoUdp;
+  ip->set_src(a.src_ip);
+  ip->set_dst(a.dst_ip);
+  auto* udp = reinterpret_cast<Udp*>(f + kUdpOff);
+  udp->set_src_port(a.udp_sport);
+  udp->set_dst_port(kRoceV2Port);
+  udp->set_checksum(0);
+  auto* bth = reinterpret_cast<Bth*>(f + kBthOff);
+  bth->set_pkey(a.pkey);
+  bth->set_dqpn(a.dqpn);
+  return t;
+}
+
+uint32_t write_headers(uint8_t* frame, const FrameTemplate& t, uint8_t opcode, uint32_t psn,
+                       bool ack_req, bool solicited, uint32_t ext_bytes, uint32_t payload_len,
+                       uint16_t ip_id) noexcept {
+  std::memcpy(frame, t.bytes.data(), kRoceHeadersBytes);
+  const uint32_t pad = (4 - (payload_len & 3)) & 3;
+  const uint32_t ip_len = frame_bytes(ext_bytes, payload_len) - kIpOff;
+  auto* ip = reinterpret_cast<Ipv4*>(frame + kIpOff);
+  ip->set_total_length(static_cast<uint16_t>(ip_len));
+  ip->set_id(ip_id);
+  ip->set_checksum(ip->compute_checksum());
+  reinterpret_cast<Udp*>(frame + kUdpOff)->set_length(static_cast<uint16_t>(ip_len - sizeof(Ipv4)));
+  auto* bth = reinterpret_cast<Bth*>(frame + kBthOff);
+  bth->opcode = opcode;
+  bth->set_flags(solicited, false, static_cast<uint8_t>(pad));
+  bth->set_ack_req(ack_req);
+  bth->set_psn(psn);
+  return kRoceHeadersBytes;
+}
+
+void seal_frame(uint8_t* frame) noexcept {
+  const auto* ip = reinterpret_cast<const Ipv4*>(frame + kIpOff);
+  const uint32_t icrc_off = kIpOff + ip->total_length() - kIcrcBytes;
+  const uint32_t pad = reinterpret_cast<const Bth*>(frame + kBthOff)->pad_count();
+  std::memset(frame + icrc_off - pad, 0, pad);
+  icrc_store(frame, icrc_off, icrc_compute(frame, kIpOff, icrc_off));
+}
+
+uint16_t qp_udp_source_port(uint32_t src_qpn, uint32_t dst_qpn) noexcept {
+  // A multiplicative hash (Knuth) of both QPNs, folded to 14 bits, in the dynamic range.
+  uint32_t h = (src_qpn * 0x9E3779B1u) ^ (dst_qpn * 0x85EBCA77u);
+  h ^= h >> 15;
+  return static_cast<uint16_t>(0xC000 | (h & 0x3FFF));
+}
+
+}  // namespace rocemu::nic

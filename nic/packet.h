@@ -1,0 +1,117 @@
+// packet.h — parsing and building RoCEv2 frames (Ethernet II / IPv4 / UDP 4791 / BTH / ext
+// headers / payload / pad / ICRC), as Linux rxe puts them on the wire (rxe_net.c,
+// rxe_hdr.h): IPv4 DF, TTL 64, UDP checksum 0, P_Key 0xFFFF, ICRC stored LSB first
+// (IBTA Vol. 1 ch. 9, annex A17.4). Also the reasons a received frame is dropped.
+// Sizes in bytes; offsets from the start of the Ethernet header.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "common/wire.h"
+
+namespace rocemu::nic {
+
+/// Why a received frame was dropped (one counter each). Reasons after kIcrc are decided by
+/// the QP roles; some of them are answered with a NAK as well (noted).
+enum class RxDrop : uint8_t {
+  kNone = 0,
+  kTruncated,        // shorter than the headers it claims
+  kNonContiguous,    // multi-segment mbuf
+  kNotIpv4,          // an ethertype other than IPv4 or MAC control
+  kIpHeader,         // version/IHL/length/fragment
+  kNotForMe,         // IPv4 destination is not this host
+  kNotRoce,          // not UDP to port 4791
+  kUdpLength,        // UDP length disagrees with the IP length
+  kBthVersion,       // TVer != 0
+  kBadPkey,          // P_Key is not the default partition
+  kBadOpcode,        // opcode unknown or not RC
+  kPadCount,         // pad count / length inconsistent
+  kIcrc,             // invariant CRC mismatch
+  kUnknownQp,        // destination QPN has no QP
+  kWrongSource,      // source IP is not the QP's peer
+  kQpState,          // opcode not legal in the QP's state
+  kOpSequence,       // MIDDLE/LAST out of its message (NAK invalid request)
+  kPsnOutOfSeq,      // PSN ahead of the expected one (NAK sequence error)
+  kDuplicate,        // PSN behind the expected one (re-ACKed or READ re-executed)
+  kRemoteAccess,     // rkey, access right or bounds (NAK remote access error)
+  kInvalidRequest,   // length or unsupported operation (NAK invalid request)
+  kRnr,              // no receive WQE (RNR NAK)
+  kStaleResponse,    // response for nothing outstanding, or out of order
+  kMacControl,       // MAC control frame other than a valid PFC frame
+  kCount
+};
+inline constexpr int kNumRxDrops = static_cast<int>(RxDrop::kCount);
+const char* rx_drop_name(RxDrop r) noexcept;
+
+/// A parsed RoCEv2 packet: views into the frame plus the header fields in host order.
+struct RocePacket {
+  uint8_t* frame = nullptr;
+  uint32_t ip_off = wire::kIpOff;
+  uint32_t payload_off = 0;  // first payload byte
+  uint32_t payload_len = 0;  // without pad
+  uint32_t icrc_off = 0;
+  uint32_t src_ip = 0, dst_ip = 0;
+  uint16_t ip_id = 0;
+  uint8_t tos = 0;
+  uint16_t udp_sport = 0;
+  uint8_t opcode = 0;
+  uint32_t op_flags = 0;
+  bool solicited = false, ack_req = false;
+  uint8_t pad = 0;
+  uint16_t pkey = 0;
+  uint32_t dqpn = 0, psn = 0;
+  // Extended headers (valid when op_flags says so).
+  uint64_t va = 0;
+  uint32_t rkey = 0, dma_len = 0;
+  uint8_t syndrome = 0;
+  uint32_t msn = 0;
+  uint32_t imm_be = 0;  // immediate data / invalidate rkey, network order as in ibv_wc
+  uint64_t atomic_orig = 0;
+};
+
+/// Parses Ethernet/IPv4/UDP/BTH and the opcode's extended headers of `frame[0..len)`.
+/// Checks lengths, versions and the opcode table; does not check the ICRC or any QP state.
+RxDrop parse_roce(uint8_t* frame, uint32_t len, RocePacket& out) noexcept;
+
+/// True if the ICRC stored in the packet matches the one computed over it.
+bool icrc_ok(const RocePacket& p) noexcept;
+
+/// The per-QP constant part of every frame: Ethernet, IPv4, UDP and the BTH fields that do
+/// not change per packet (P_Key, destination QPN).
+struct FrameTemplate {
+  std::array<uint8_t, wire::kRoceHeadersBytes> bytes{};
+};
+
+struct FrameAddress {
+  std::array<uint8_t, 6> dst_mac{}, src_mac{};
+  uint32_t src_ip = 0, dst_ip = 0;  // host order
+  uint8_t tos = 0;                  // DSCP << 2 | ECN
+  uint16_t udp_sport = 0xC000;
+  uint16_t pkey = 0xFFFF;
+  uint32_t dqpn = 0;
+};
+
+FrameTemplate make_template(const FrameAddress& a) noexcept;
+
+/// Headers of one packet. Writes template + lengths + BTH fields + IP checksum into `frame`
+/// and returns the offset of the extended headers; the caller then writes the extended
+/// headers and `payload_len` bytes of payload and calls seal_frame(). Frame length is
+/// frame_bytes(ext, payload).
+uint32_t write_headers(uint8_t* frame, const FrameTemplate& t, uint8_t opcode, uint32_t psn,
+                       bool ack_req, bool solicited, uint32_t ext_bytes, uint32_t payload_len,
+                       uint16_t ip_id) noexcept;
+
+/// Total frame bytes for `ext_bytes` of extended headers and `payload_len` of payload.
+constexpr uint32_t frame_bytes(uint32_t ext_bytes, uint32_t payload_len) noexcept {
+  return wire::kRoceHeadersBytes + ext_bytes + ((payload_len + 3) & ~3u) + wire::kIcrcBytes;
+}
+
+/// Zeroes the pad bytes (count from the BTH) and stores the ICRC (position from the IP
+/// total length) of a frame written by write_headers().
+void seal_frame(uint8_t* frame) noexcept;
+
+/// UDP source port of a QP (entropy for ECMP): 0xC000 | 14 bits of a hash of both QPNs.
+uint16_t qp_udp_source_port(uint32_t src_qpn, uint32_t dst_qpn) noexcept;
+
+}  // namespace rocemu::nic

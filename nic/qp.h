@@ -1,0 +1,184 @@
+// qp.h — the verbs objects of one RoceHost: memory regions, completion queues, work queue
+// entries and the RC queue pair with its requester, completer and responder state.
+//
+// Follows IBTA Vol. 1 ch. 10 (verbs objects) and ch. 9.7 (RC transport). Work requests and
+// completions are rdma-core's own ibv_send_wr / ibv_recv_wr / ibv_wc. All rings are sized at
+// creation, so the data path never allocates. PSNs are 24-bit (psn.h); sizes in bytes.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include <infiniband/verbs.h>
+
+#include "common/time_ns.h"
+#include "nic/packet.h"
+
+namespace rocemu::nic {
+
+inline constexpr int kMaxSge = 4;
+
+struct MemoryRegion {
+  uint8_t* addr = nullptr;
+  uint64_t length = 0;
+  int access = 0;  // IBV_ACCESS_* flags
+  uint32_t pd = 0;
+  uint32_t lkey = 0, rkey = 0;
+  bool valid = false;
+  /// [va, va+len) inside the region (overflow-safe).
+  bool contains(uint64_t va, uint64_t len) const noexcept {
+    const auto base = reinterpret_cast<uint64_t>(addr);
+    return va >= base && len <= length && va - base <= length - len;
+  }
+};
+
+/// A ring of completions; poll_cq() takes from the head.
+struct CompletionQueue {
+  std::vector<ibv_wc> ring;
+  uint32_t head = 0, count = 0;
+  uint64_t overflows = 0;
+  bool push(const ibv_wc& wc) noexcept {
+    if (count == ring.size()) [[unlikely]] {
+      ++overflows;
+      return false;
+    }
+    ring[(head + count) % ring.size()] = wc;
+    ++count;
+    return true;
+  }
+};
+
+struct SendWqe {
+  uint64_t wr_id = 0;
+  ibv_wr_opcode opcode = IBV_WR_RDMA_WRITE;
+  unsigned send_flags = 0;
+  uint32_t imm_be = 0;
+  uint64_t remote_addr = 0;
+  uint32_t rkey = 0;
+  std::array<ibv_sge, kMaxSge> sge{};
+  int num_sge = 0;
+  uint32_t length = 0;
+  // Transport state, set when the WQE is first sent.
+  bool started = false;
+  uint32_t first_psn = 0, last_psn = 0;
+  uint32_t npkts = 0;           // PSNs the message occupies (READ: response packets)
+  uint32_t read_pkts_done = 0;  // READ: response packets received in order
+};
+
+struct RecvWqe {
+  uint64_t wr_id = 0;
+  std::array<ibv_sge, kMaxSge> sge{};
+  int num_sge = 0;
+  uint32_t length = 0;
+};
+
+/// An RDMA READ being answered by the responder (one per READ request accepted).
+struct ReadJob {
+  const uint8_t* addr = nullptr;
+  uint32_t len = 0;
+  uint32_t psn = 0;       // PSN of the first response
+  uint32_t pkts_sent = 0;
+  uint32_t npkts = 0;
+  uint32_t msn = 0;
+};
+
+/// Fixed-capacity FIFO over a vector sized at creation; indices grow monotonically.
+template <typename T>
+struct Ring {
+  std::vector<T> slots;
+  uint32_t head = 0, tail = 0;
+  uint32_t size() const noexcept { return tail - head; }
+  bool empty() const noexcept { return head == tail; }
+  bool full() const noexcept { return size() == slots.size(); }
+  T& at(uint32_t index) noexcept { return slots[index % slots.size()]; }
+  const T& at(uint32_t index) const noexcept { return slots[index % slots.size()]; }
+};
+
+/// Copies `len` bytes starting `off` bytes into the SGE list to `dst` (gather). The SGEs
+/// were validated against their regions when posted.
+inline void sge_gather(const ibv_sge* sge, int num_sge, uint32_t off, uint8_t* dst,
+                       uint32_t len) noexcept {
+  for (int i = 0; i < num_sge && len > 0; ++i) {
+    if (off >= sge[i].length) {
+      off -= sge[i].length;
+      continue;
+    }
+    const uint32_t take = sge[i].length - off < len ? sge[i].length - off : len;
+    std::memcpy(dst, reinterpret_cast<const uint8_t*>(sge[i].addr) + off, take);
+    dst += take;
+    len -= take;
+    off = 0;
+  }
+}
+
+/// Copies `len` bytes from `src` to `off` bytes into the SGE list (scatter).
+inline void sge_scatter(const ibv_sge* sge, int num_sge, uint32_t off, const uint8_t* src,
+                        uint32_t len) noexcept {
+  for (int i = 0; i < num_sge && len > 0; ++i) {
+    if (off >= sge[i].length) {
+      off -= sge[i].length;
+      continue;
+    }
+    const uint32_t take = sge[i].length - off < len ? sge[i].length - off : len;
+    std::memcpy(reinterpret_cast<uint8_t*>(sge[i].addr) + off, src, take);
+    src += take;
+    len -= take;
+    off = 0;
+  }
+}
+
+enum class CtlKind : uint8_t { kNone, kAck, kNak };
+
+struct Qp {
+  // ---- hot: requester ----
+  uint32_t qpn = 0;
+  ibv_qp_state state = IBV_QPS_RESET;
+  uint32_t mtu_bytes = 1024;
+  Ring<SendWqe> sq;               // [head, send): in flight; [send, tail): not yet sent
+  uint32_t sq_send = 0;           // index of the WQE being sent
+  uint32_t send_offset = 0;       // bytes of sq[sq_send] already sent
+  uint32_t sq_psn = 0;            // next PSN to send
+  uint32_t max_sent_psn = 0;      // highest PSN ever sent (retransmission counting)
+  bool sent_any = false;
+  uint32_t pkts_since_ack_req = 0;
+  uint32_t reads_in_flight = 0;
+  uint32_t una_psn = 0;           // oldest PSN not acknowledged
+  TimeNs retrans_deadline = kNever;
+  TimeNs rnr_hold_until = 0;
+  uint8_t retries_left = 7, rnr_left = 7;
+  bool rewound_at_una = false;    // a go-back-N to una_psn already happened
+  uint64_t rate_bps = 0;          // 0 = unlimited
+  TimeNs next_tx_ns = 0;
+  FrameTemplate data_tmpl, ctl_tmpl;
+  uint8_t data_priority = 3, ctl_priority = 6;
+
+  // ---- responder ----
+  uint32_t epsn = 0;
+  uint32_t msn = 0;
+  uint8_t prev_opcode = 0xff;
+  bool nak_sent = false;
+  const MemoryRegion* write_mr = nullptr;
+  uint64_t write_va = 0;
+  uint32_t write_remaining = 0, write_len = 0;
+  Ring<RecvWqe> rq;
+  uint32_t recv_offset = 0;
+  Ring<ReadJob> reads;
+  CtlKind ctl = CtlKind::kNone;
+  uint8_t ctl_syndrome = 0;
+  uint32_t ctl_psn = 0, ctl_msn = 0;
+  bool cnp_pending = false;
+
+  // ---- cold: attributes ----
+  uint32_t pd = 0, send_cq = 0, recv_cq = 0;
+  uint32_t dest_qpn = 0, dest_ip = 0;
+  uint32_t initial_psn = 0;
+  uint8_t timeout = 14, retry_cnt = 7, rnr_retry = 7, min_rnr_timer = 1;
+  uint8_t max_rd_atomic = 1, max_dest_rd_atomic = 1;
+  int access = 0;
+  uint8_t tos = 0;
+  int max_send_sge = kMaxSge, max_recv_sge = kMaxSge;
+};
+
+}  // namespace rocemu::nic

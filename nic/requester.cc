@@ -1,0 +1,149 @@
+// requester.cc — the requester role (as rxe_req.c): turns send WQEs into request packets
+// (IBTA Vol. 1 9.7.1-9.7.4): MTU segmentation into FIRST/MIDDLE/LAST/ONLY, one PSN per
+// packet (a READ request takes one PSN per expected response packet), RETH on the first
+// packet of a WRITE and on every READ request, ImmDt on the last, AckReq on the last packet
+// and at least every ack_every_packets; a PSN window of max_outstanding_packets and at most
+// max_rd_atomic READs in flight. Go-back-N (9.7.5.1.1): rewind_to_una() restarts sending at
+// the oldest unacknowledged PSN, mid-message if need be.
+#include <rte_mbuf.h>
+
+#include "nic/opcode_table.h"
+#include "nic/psn.h"
+#include "nic/roce_host.h"
+
+namespace rocemu::nic {
+
+using namespace wire;
+
+namespace {
+
+uint8_t request_opcode(const SendWqe& w, bool first, bool last) noexcept {
+  const bool imm = w.opcode == IBV_WR_SEND_WITH_IMM || w.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+  if (w.opcode == IBV_WR_SEND || w.opcode == IBV_WR_SEND_WITH_IMM) {
+    if (first && last) return imm ? kRcSendOnlyImm : kRcSendOnly;
+    if (first) return kRcSendFirst;
+    if (last) return imm ? kRcSendLastImm : kRcSendLast;
+    return kRcSendMiddle;
+  }
+  if (first && last) return imm ? kRcWriteOnlyImm : kRcWriteOnly;
+  if (first) return kRcWriteFirst;
+  if (last) return imm ? kRcWriteLastImm : kRcWriteLast;
+  return kRcWriteMiddle;
+}
+
+}  // namespace
+
+bool RoceHost::requester_ready(const Qp& qp, TimeNs now) const noexcept {
+  if (qp.state != IBV_QPS_RTS || qp.sq_send == qp.sq.tail) return false;
+  if (qp.rnr_hold_until != 0 && qp.rnr_hold_until > now) return false;
+  if (static_cast<uint32_t>(psn_diff(qp.sq_psn, qp.una_psn)) >= params_.max_outstanding_packets)
+    return false;
+  const SendWqe& w = qp.sq.at(qp.sq_send);
+  if (w.opcode == IBV_WR_RDMA_READ && qp.reads_in_flight >= qp.max_rd_atomic) return false;
+  return true;
+}
+
+rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
+  SendWqe& w = qp.sq.at(qp.sq_send);
+  const uint32_t mtu = qp.mtu_bytes;
+  if (!w.started) {
+    w.started = true;
+    w.first_psn = qp.sq_psn;
+    w.npkts = w.length == 0 ? 1 : (w.length + mtu - 1) / mtu;
+    w.last_psn = psn_add(w.first_psn, w.npkts - 1);
+    w.read_pkts_done = 0;
+    qp.send_offset = 0;
+  }
+  const uint32_t psn = qp.sq_psn;
+  const bool is_read = w.opcode == IBV_WR_RDMA_READ;
+  const bool is_write = w.opcode == IBV_WR_RDMA_WRITE || w.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+  const bool first = qp.send_offset == 0;
+  const uint32_t remaining = w.length - qp.send_offset;
+  uint8_t opcode;
+  uint32_t payload = 0, ext = 0;
+  bool last = true;
+  if (is_read) {
+    opcode = kRcReadRequest;
+    ext = sizeof(Reth);
+  } else {
+    last = remaining <= mtu;
+    payload = last ? remaining : mtu;
+    opcode = request_opcode(w, first, last);
+    ext = op_info(opcode).ext_bytes;
+  }
+  const bool ack_req = last || qp.pkts_since_ack_req + 1 >= params_.ack_every_packets;
+  uint8_t* f = nullptr;
+  rte_mbuf* m = alloc_frame(frame_bytes(ext, payload), f);
+  if (!m) [[unlikely]] return nullptr;
+  const bool solicited = last && (w.send_flags & IBV_SEND_SOLICITED);
+  uint32_t at = write_headers(f, qp.data_tmpl, opcode, psn, ack_req, solicited, ext, payload,
+                              ip_id_++);
+  if (is_read || (is_write && first)) {
+    auto* r = reinterpret_cast<Reth*>(f + at);
+    r->set_va(w.remote_addr + qp.send_offset);
+    r->set_rkey(w.rkey);
+    r->set_dma_len(is_read ? remaining : w.length);
+    at += sizeof(Reth);
+  }
+  if (op_info(opcode).flags & kOpImm) {
+    std::memcpy(f + at, &w.imm_be, 4);
+    at += 4;
+  }
+  sge_gather(w.sge.data(), w.num_sge, qp.send_offset, f + at, payload);
+  seal_frame(f);
+
+  // Retransmission accounting: a PSN at or before the highest one sent is a resend.
+  const uint32_t top = is_read ? w.last_psn : psn;
+  if (qp.sent_any && psn_diff(psn, qp.max_sent_psn) <= 0) {
+    ++counters_.retransmitted_packets;
+    if (psn_diff(top, qp.max_sent_psn) > 0) qp.max_sent_psn = top;
+  } else {
+    qp.max_sent_psn = top;
+    qp.sent_any = true;
+  }
+  ++counters_.data_packets_sent;
+  qp.pkts_since_ack_req = ack_req ? 0 : qp.pkts_since_ack_req + 1;
+  if (is_read) {
+    qp.sq_psn = psn_add(w.last_psn, 1);
+    qp.send_offset = w.length;
+  } else {
+    qp.sq_psn = psn_add(psn, 1);
+    qp.send_offset += payload;
+  }
+  if (last) {
+    ++qp.sq_send;
+    qp.send_offset = 0;
+    if (is_read) ++qp.reads_in_flight;
+  }
+  if (qp.retrans_deadline == kNever) {
+    const TimeNs t = local_ack_timeout_ns(qp.timeout);
+    qp.retrans_deadline = t == kNever ? kNever : now + t;
+  }
+  return m;
+}
+
+void RoceHost::rewind_to_una(Qp& qp) noexcept {
+  uint32_t psn = qp.una_psn;
+  for (uint32_t i = qp.sq.head; i != qp.sq.tail; ++i) {
+    SendWqe& w = qp.sq.at(i);
+    if (!w.started) break;
+    if (psn_diff(psn, w.last_psn) > 0) continue;
+    if (psn_diff(psn, w.first_psn) < 0) psn = w.first_psn;
+    if (w.opcode == IBV_WR_RDMA_READ) {
+      const uint32_t resume = psn_add(w.first_psn, w.read_pkts_done);
+      if (psn_diff(resume, psn) > 0) psn = resume;
+    }
+    qp.sq_send = i;
+    qp.send_offset = static_cast<uint32_t>(psn_diff(psn, w.first_psn)) * qp.mtu_bytes;
+    qp.sq_psn = psn;
+    qp.pkts_since_ack_req = 0;
+    qp.reads_in_flight = 0;
+    for (uint32_t j = qp.sq.head; j != i; ++j)
+      if (qp.sq.at(j).opcode == IBV_WR_RDMA_READ) ++qp.reads_in_flight;
+    qp.rewound_at_una = true;
+    ++counters_.rewinds;
+    return;
+  }
+}
+
+}  // namespace rocemu::nic

@@ -1,0 +1,299 @@
+// responder.cc — the responder role (as rxe_resp.c), IBTA Vol. 1 9.7.4-9.7.5:
+// in-sequence requests are executed (SEND into the next receive WQE, WRITE into the region
+// named by the RETH after rkey/access/bounds checks, READ queued as a response job); a PSN
+// ahead of the expected one gets one PSN-sequence NAK until the gap closes; a duplicate is
+// re-ACKed (or, for a READ, re-executed: 9.7.5.1.4); an empty receive queue gets an RNR NAK;
+// rkey/bounds violations a remote access error NAK; malformed sequences or lengths an
+// invalid request NAK. ACKs are coalesced: one pending ACK per QP carries the latest PSN and
+// the MSN (count of completed messages, 9.7.5.1.2), sent behind any pending READ responses.
+#include <rte_mbuf.h>
+
+#include "nic/opcode_table.h"
+#include "nic/psn.h"
+#include "nic/roce_host.h"
+
+namespace rocemu::nic {
+
+using namespace wire;
+
+namespace {
+constexpr uint8_t kSynAck = 0x1f;  // ACK, credit count "invalid" (as rxe sends)
+constexpr uint8_t kSynNakPsnSeq = 0x60;
+constexpr uint8_t kSynNakInvalid = 0x61;
+constexpr uint8_t kSynNakAccess = 0x62;
+constexpr uint8_t kSynRnr = 0x20;
+}  // namespace
+
+void RoceHost::queue_ack(Qp& qp, uint32_t psn) noexcept {
+  // A pending NAK stays unless this ACK reports progress beyond it.
+  if (qp.ctl == CtlKind::kNak && psn_diff(psn, qp.ctl_psn) < 0) return;
+  qp.ctl = CtlKind::kAck;
+  qp.ctl_syndrome = kSynAck;
+  qp.ctl_psn = psn;
+}
+
+void RoceHost::queue_nak(Qp& qp, uint8_t syndrome, uint32_t psn) noexcept {
+  qp.ctl = CtlKind::kNak;
+  qp.ctl_syndrome = syndrome;
+  qp.ctl_psn = psn;
+}
+
+bool RoceHost::ctl_ready(const Qp& qp) const noexcept {
+  if (qp.state != IBV_QPS_RTS && qp.state != IBV_QPS_RTR) return false;
+  if (qp.cnp_pending) return true;
+  if (qp.ctl == CtlKind::kNone) return false;
+  return qp.reads.empty() || psn_diff(qp.ctl_psn, qp.reads.at(qp.reads.head).psn) < 0;
+}
+
+rte_mbuf* RoceHost::responder_ctl(Qp& qp) noexcept {
+  uint8_t* f = nullptr;
+  if (qp.cnp_pending) {
+    // RoCEv2 CNP (annex A17.9.3): BTH opcode 0x81 to the requester's QP, 16 reserved bytes.
+    rte_mbuf* m = alloc_frame(frame_bytes(16, 0), f);
+    if (!m) [[unlikely]] return nullptr;
+    const uint32_t at = write_headers(f, qp.ctl_tmpl, kCnp, 0, false, false, 16, 0, ip_id_++);
+    std::memset(f + at, 0, 16);
+    seal_frame(f);
+    qp.cnp_pending = false;
+    ++counters_.cnps_sent;
+    return m;
+  }
+  rte_mbuf* m = alloc_frame(frame_bytes(sizeof(Aeth), 0), f);
+  if (!m) [[unlikely]] return nullptr;
+  const uint32_t at = write_headers(f, qp.ctl_tmpl, kRcAcknowledge, qp.ctl_psn, false, false,
+                                    sizeof(Aeth), 0, ip_id_++);
+  auto* aeth = reinterpret_cast<Aeth*>(f + at);
+  aeth->syndrome = qp.ctl_syndrome;
+  aeth->set_msn(qp.msn);
+  seal_frame(f);
+  if (qp.ctl == CtlKind::kAck)
+    ++counters_.acks_sent;
+  else if ((qp.ctl_syndrome >> 5) == 1)
+    ++counters_.rnr_naks_sent;
+  else
+    ++counters_.naks_sent;
+  qp.ctl = CtlKind::kNone;
+  return m;
+}
+
+rte_mbuf* RoceHost::responder_read_next(Qp& qp) noexcept {
+  ReadJob& job = qp.reads.at(qp.reads.head);
+  const uint32_t k = job.pkts_sent;
+  const uint32_t off = k * qp.mtu_bytes;
+  const uint32_t n = job.len - off < qp.mtu_bytes ? job.len - off : qp.mtu_bytes;
+  const bool first = k == 0, last = k + 1 == job.npkts;
+  const uint8_t opcode = first && last ? kRcReadResponseOnly
+                         : first       ? kRcReadResponseFirst
+                         : last        ? kRcReadResponseLast
+                                       : kRcReadResponseMiddle;
+  const uint32_t ext = (first || last) ? sizeof(Aeth) : 0;
+  uint8_t* f = nullptr;
+  rte_mbuf* m = alloc_frame(frame_bytes(ext, n), f);
+  if (!m) [[unlikely]] return nullptr;
+  uint32_t at = write_headers(f, qp.data_tmpl, opcode, psn_add(job.psn, k), false, false, ext, n,
+                              ip_id_++);
+  if (ext) {
+    auto* aeth = reinterpret_cast<Aeth*>(f + at);
+    aeth->syndrome = kSynAck;
+    aeth->set_msn(job.msn);
+    at += sizeof(Aeth);
+  }
+  std::memcpy(f + at, job.addr + off, n);
+  seal_frame(f);
+  ++counters_.read_responses_sent;
+  if (++job.pkts_sent == job.npkts) ++qp.reads.head;
+  return m;
+}
+
+void RoceHost::respond(Qp& qp, const RocePacket& p, TimeNs /*now*/) noexcept {
+  const int32_t d = psn_diff(p.psn, qp.epsn);
+  if (d > 0) {
+    ++counters_.drops[static_cast<int>(RxDrop::kPsnOutOfSeq)];
+    if (!qp.nak_sent) {
+      queue_nak(qp, kSynNakPsnSeq, qp.epsn);
+      qp.nak_sent = true;
+    }
+    return;
+  }
+  if (d < 0) {
+    ++counters_.drops[static_cast<int>(RxDrop::kDuplicate)];
+    respond_duplicate(qp, p);
+    return;
+  }
+  if (!op_sequence_ok(qp.prev_opcode, p.opcode)) {
+    ++counters_.drops[static_cast<int>(RxDrop::kOpSequence)];
+    queue_nak(qp, kSynNakInvalid, p.psn);
+    return;
+  }
+  const uint32_t f = p.op_flags;
+  bool ok = false;
+  if (f & kOpSend) {
+    ok = respond_send(qp, p);
+  } else if (f & kOpWrite) {
+    ok = respond_write(qp, p);
+  } else if (f & kOpRead) {
+    if (!respond_read(qp, p, p.psn)) return;
+    const ReadJob& job = qp.reads.at(qp.reads.tail - 1);
+    qp.epsn = psn_add(p.psn, job.npkts);
+    qp.prev_opcode = p.opcode;
+    qp.nak_sent = false;
+    ++qp.msn;
+    return;
+  } else {
+    ++counters_.drops[static_cast<int>(RxDrop::kInvalidRequest)];  // atomics: unsupported
+    queue_nak(qp, kSynNakInvalid, p.psn);
+    return;
+  }
+  if (!ok) return;
+  qp.nak_sent = false;
+  qp.prev_opcode = p.opcode;
+  qp.epsn = psn_add(p.psn, 1);
+  if (f & kOpLast) qp.msn = psn_add(qp.msn, 1);
+  if (p.ack_req) queue_ack(qp, p.psn);
+}
+
+void RoceHost::respond_duplicate(Qp& qp, const RocePacket& p) noexcept {
+  if (p.op_flags & kOpRead) {
+    // Re-execute (9.7.5.1.4), unless the same response is already queued.
+    for (uint32_t i = qp.reads.head; i != qp.reads.tail; ++i)
+      if (qp.reads.at(i).psn == p.psn) return;
+    respond_read(qp, p, p.psn);
+    return;
+  }
+  queue_ack(qp, psn_add(qp.epsn, kPsnMask));
+}
+
+bool RoceHost::respond_send(Qp& qp, const RocePacket& p) noexcept {
+  const uint32_t f = p.op_flags;
+  const uint32_t mtu = qp.mtu_bytes;
+  if (qp.rq.empty()) {
+    if (f & kOpFirst) {
+      ++counters_.drops[static_cast<int>(RxDrop::kRnr)];
+      queue_nak(qp, static_cast<uint8_t>(kSynRnr | qp.min_rnr_timer), p.psn);
+    } else {
+      ++counters_.drops[static_cast<int>(RxDrop::kInvalidRequest)];
+      queue_nak(qp, kSynNakInvalid, p.psn);
+    }
+    return false;
+  }
+  if (p.payload_len > mtu || (!(f & kOpLast) && p.payload_len != mtu)) {
+    ++counters_.drops[static_cast<int>(RxDrop::kInvalidRequest)];
+    queue_nak(qp, kSynNakInvalid, p.psn);
+    return false;
+  }
+  if (f & kOpFirst) qp.recv_offset = 0;
+  RecvWqe& r = qp.rq.at(qp.rq.head);
+  if (qp.recv_offset + p.payload_len > r.length) {
+    // The message does not fit the receive buffer: local length error here, invalid
+    // request NAK to the requester (IBTA 9.7.5.2.4 / 11.6.2).
+    ++counters_.drops[static_cast<int>(RxDrop::kInvalidRequest)];
+    ibv_wc wc{};
+    wc.wr_id = r.wr_id;
+    wc.status = IBV_WC_LOC_LEN_ERR;
+    wc.opcode = IBV_WC_RECV;
+    wc.qp_num = qp.qpn;
+    wc.src_qp = qp.dest_qpn;
+    push_wc(qp.recv_cq, wc);
+    ++qp.rq.head;
+    qp.prev_opcode = 0xff;
+    queue_nak(qp, kSynNakInvalid, p.psn);
+    return false;
+  }
+  sge_scatter(r.sge.data(), r.num_sge, qp.recv_offset, p.frame + p.payload_off, p.payload_len);
+  qp.recv_offset += p.payload_len;
+  if (f & kOpLast) {
+    ibv_wc wc{};
+    wc.wr_id = r.wr_id;
+    wc.status = IBV_WC_SUCCESS;
+    wc.opcode = IBV_WC_RECV;
+    wc.byte_len = qp.recv_offset;
+    wc.qp_num = qp.qpn;
+    wc.src_qp = qp.dest_qpn;
+    if (f & kOpImm) {
+      wc.wc_flags = IBV_WC_WITH_IMM;
+      wc.imm_data = p.imm_be;
+    }
+    push_wc(qp.recv_cq, wc);
+    ++qp.rq.head;
+  }
+  return true;
+}
+
+bool RoceHost::respond_write(Qp& qp, const RocePacket& p) noexcept {
+  const uint32_t f = p.op_flags;
+  const uint32_t mtu = qp.mtu_bytes;
+  if (f & kOpFirst) {
+    const MemoryRegion* mr = find_mr(p.rkey, true);
+    const bool allowed = p.dma_len == 0 ||
+                         (mr && mr->pd == qp.pd && (mr->access & IBV_ACCESS_REMOTE_WRITE) &&
+                          (qp.access & IBV_ACCESS_REMOTE_WRITE) && mr->contains(p.va, p.dma_len));
+    if (!allowed) {
+      ++counters_.drops[static_cast<int>(RxDrop::kRemoteAccess)];
+      queue_nak(qp, kSynNakAccess, p.psn);
+      return false;
+    }
+    qp.write_mr = mr;
+    qp.write_va = p.va;
+    qp.write_remaining = qp.write_len = p.dma_len;
+  }
+  const bool last = f & kOpLast;
+  if (p.payload_len > mtu || (!last && p.payload_len != mtu) ||
+      p.payload_len > qp.write_remaining || (last && p.payload_len != qp.write_remaining)) {
+    ++counters_.drops[static_cast<int>(RxDrop::kInvalidRequest)];
+    queue_nak(qp, kSynNakInvalid, p.psn);
+    return false;
+  }
+  if ((f & kOpImm) && qp.rq.empty()) {
+    ++counters_.drops[static_cast<int>(RxDrop::kRnr)];
+    queue_nak(qp, static_cast<uint8_t>(kSynRnr | qp.min_rnr_timer), p.psn);
+    return false;
+  }
+  if (p.payload_len != 0)
+    std::memcpy(reinterpret_cast<uint8_t*>(qp.write_va), p.frame + p.payload_off, p.payload_len);
+  qp.write_va += p.payload_len;
+  qp.write_remaining -= p.payload_len;
+  if (last && (f & kOpImm)) {
+    const RecvWqe& r = qp.rq.at(qp.rq.head);
+    ibv_wc wc{};
+    wc.wr_id = r.wr_id;
+    wc.status = IBV_WC_SUCCESS;
+    wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+    wc.byte_len = qp.write_len;
+    wc.qp_num = qp.qpn;
+    wc.src_qp = qp.dest_qpn;
+    wc.wc_flags = IBV_WC_WITH_IMM;
+    wc.imm_data = p.imm_be;
+    push_wc(qp.recv_cq, wc);
+    ++qp.rq.head;
+  }
+  return true;
+}
+
+bool RoceHost::respond_read(Qp& qp, const RocePacket& p, uint32_t psn) noexcept {
+  const MemoryRegion* mr = find_mr(p.rkey, true);
+  const bool allowed = p.dma_len == 0 ||
+                       (mr && mr->pd == qp.pd && (mr->access & IBV_ACCESS_REMOTE_READ) &&
+                        (qp.access & IBV_ACCESS_REMOTE_READ) && mr->contains(p.va, p.dma_len));
+  if (!allowed) {
+    ++counters_.drops[static_cast<int>(RxDrop::kRemoteAccess)];
+    queue_nak(qp, kSynNakAccess, psn);
+    return false;
+  }
+  if (qp.reads.full()) {
+    // More READs outstanding than max_dest_rd_atomic allows the requester.
+    ++counters_.drops[static_cast<int>(RxDrop::kInvalidRequest)];
+    if (psn == qp.epsn) queue_nak(qp, kSynNakInvalid, psn);
+    return false;
+  }
+  ReadJob job;
+  job.addr = reinterpret_cast<const uint8_t*>(p.va);
+  job.len = p.dma_len;
+  job.psn = psn;
+  job.npkts = p.dma_len == 0 ? 1 : (p.dma_len + qp.mtu_bytes - 1) / qp.mtu_bytes;
+  job.msn = psn_add(qp.msn, 1);
+  qp.reads.at(qp.reads.tail) = job;
+  ++qp.reads.tail;
+  return true;
+}
+
+}  // namespace rocemu::nic

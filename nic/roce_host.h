@@ -1,0 +1,210 @@
+// roce_host.h — a RoCEv2 endpoint as a rocemu::Node: one port, RC queue pairs, a verbs-like
+// API on rdma-core's own types.
+//
+// Roles split as Linux rxe splits them (drivers/infiniband/sw/rxe), one file each:
+// recv_checks.cc (validation of every received packet, rxe_recv.c), requester.cc
+// (segmentation, PSNs, go-back-N, rxe_req.c), completer.cc (ACK/NAK/read responses, retry
+// and timers, rxe_comp.c), responder.cc (execution, ACK coalescing with MSN, NAKs, rxe_resp.c);
+// host_io.cc is the Node side (rx, tx scheduling, PFC, timers) and verbs.cc the verbs API.
+// Spec: IBTA Vol. 1 rel. 1.4 ch. 9.7 (RC), 10 (verbs), annex A17 (RoCEv2); 802.1Qbb (PFC).
+//
+// Threading: every method is called from the one thread that runs the node (the engine's
+// lcore, or the test). Verbs calls may interleave freely with rx/tx/on_timer.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <infiniband/verbs.h>
+
+#include "common/node.h"
+#include "common/rng.h"
+#include "common/topology.h"
+#include "nic/cc_hooks.h"
+#include "nic/nic_params.h"
+#include "nic/qp.h"
+
+struct rte_mempool;
+
+namespace rocemu::nic {
+
+/// What one side must tell the other to connect an RC QP (what rc_pingpong exchanges).
+struct QpInfo {
+  uint32_t qpn = 0;
+  uint32_t psn = 0;   // the QP's initial send PSN
+  uint32_t ipv4 = 0;  // host order
+};
+
+struct QpInitAttr {
+  uint32_t pd = 0;
+  uint32_t send_cq = 0, recv_cq = 0;
+  uint32_t max_send_wr = 128, max_recv_wr = 128;
+  int max_send_sge = 1, max_recv_sge = 1;
+  int64_t initial_psn = -1;  // -1: random (seeded); else the PSN the QP starts sending with
+};
+
+/// What a registered memory region gives back.
+struct MrInfo {
+  uint32_t lkey = 0, rkey = 0;
+  uint64_t addr = 0, length = 0;
+};
+
+struct NicCounters {
+  uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0;
+  std::array<uint64_t, kNumRxDrops> drops{};
+  uint64_t data_packets_sent = 0, retransmitted_packets = 0, read_responses_sent = 0;
+  uint64_t acks_sent = 0, naks_sent = 0, rnr_naks_sent = 0;
+  uint64_t acks_received = 0, naks_received = 0, rnr_naks_received = 0;
+  uint64_t timeouts = 0, rewinds = 0;
+  uint64_t ce_received = 0, cnps_sent = 0, cnps_received = 0;
+  std::array<uint64_t, 8> pfc_frames_received{};
+  uint64_t tx_alloc_failures = 0, cq_overflows = 0;
+  uint64_t drops_total() const noexcept {
+    uint64_t s = 0;
+    for (auto d : drops) s += d;
+    return s;
+  }
+};
+
+class RoceHost final : public rocemu::Node {
+ public:
+  /// Host `node_index` of `topo` (a host with at least one port; port 0 is used). Frames
+  /// come from `pool` (one segment must hold MTU + 74 bytes). `seed` seeds initial PSNs.
+  /// Throws std::invalid_argument if the node is not a host with a port.
+  RoceHost(const NicParams& params, const Topology& topo, uint32_t node_index,
+           rte_mempool* pool, uint64_t seed);
+  ~RoceHost() override;
+  RoceHost(const RoceHost&) = delete;
+  RoceHost& operator=(const RoceHost&) = delete;
+
+  // ---- verbs (verbs.cc) ----
+  /// A new protection domain id.
+  uint32_t alloc_pd();
+  /// Registers [addr, addr+length) (owned by the caller, must outlive the host) with
+  /// IBV_ACCESS_* `access`. Returns lkey/rkey; lkey == 0 on failure (bad pd or length).
+  MrInfo reg_mr(uint32_t pd, void* addr, uint64_t length, int access);
+  /// Invalidates the region of `lkey`; returns 0 or EINVAL.
+  int dereg_mr(uint32_t lkey);
+  /// A completion queue of `cqe` entries; returns its id.
+  uint32_t create_cq(uint32_t cqe);
+  /// A new RC QP in RESET; returns its QPN, or 0 on failure (bad pd/cq, too many QPs).
+  uint32_t create_qp(const QpInitAttr& attr);
+  /// ibv_modify_qp: RESET->INIT->RTR->RTS, any->ERR/RESET. Honours IBV_QP_STATE,
+  /// IBV_QP_ACCESS_FLAGS, IBV_QP_PATH_MTU, IBV_QP_AV (dgid = IPv4-mapped peer address,
+  /// grh.traffic_class -> DSCP when non-zero), IBV_QP_DEST_QPN, IBV_QP_RQ_PSN, IBV_QP_SQ_PSN,
+  /// IBV_QP_TIMEOUT, IBV_QP_RETRY_CNT, IBV_QP_RNR_RETRY, IBV_QP_MIN_RNR_TIMER,
+  /// IBV_QP_MAX_QP_RD_ATOMIC, IBV_QP_MAX_DEST_RD_ATOMIC. Returns 0 or EINVAL.
+  int modify_qp(uint32_t qpn, const ibv_qp_attr& attr, int attr_mask);
+  ibv_qp_state qp_state(uint32_t qpn) const noexcept;
+  /// What the peer needs to connect to `qpn`.
+  QpInfo local_info(uint32_t qpn) const noexcept;
+  /// ibv_post_send: SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ. Copies
+  /// each WR; returns 0, or an errno with *bad_wr set (ENOMEM when the SQ is full, EINVAL
+  /// for a bad opcode/lkey/SGE, or a QP not in RTS).
+  int post_send(uint32_t qpn, const ibv_send_wr* wr, const ibv_send_wr** bad_wr) noexcept;
+  /// ibv_post_recv: returns 0, or ENOMEM/EINVAL with *bad_wr set.
+  int post_recv(uint32_t qpn, const ibv_recv_wr* wr, const ibv_recv_wr** bad_wr) noexcept;
+  /// ibv_poll_cq: up to `n` completions into wc; returns how many.
+  int poll_cq(uint32_t cq, int n, ibv_wc* wc) noexcept;
+
+  // ---- congestion control hooks (cc_hooks.h) ----
+  /// Sets the pacing rate of a QP's data (0 = unlimited).
+  void set_qp_rate_bps(uint32_t qpn, uint64_t rate_bps) noexcept;
+  /// Hooks that outlive the host (nullptr to remove).
+  void set_congestion_hooks(CongestionHooks* hooks) noexcept { hooks_ = hooks; }
+
+  // ---- Node (host_io.cc) ----
+  uint16_t num_ports() const noexcept override { return 1; }
+  void rx(uint16_t port, rte_mbuf* const* pkts, uint16_t n, TimeNs now) noexcept override;
+  rte_mbuf* tx(uint16_t port, TimeNs now) noexcept override;
+  TimeNs next_deadline() const noexcept override;
+  void on_timer(TimeNs now) noexcept override;
+
+  const NicCounters& counters() const noexcept { return counters_; }
+  uint32_t ipv4() const noexcept { return ipv4_; }
+  const NicParams& params() const noexcept { return params_; }
+  /// Time until which PFC pauses `priority` (0 if not paused).
+  TimeNs paused_until(uint8_t priority) const noexcept { return paused_until_[priority & 7]; }
+
+ private:
+  // recv_checks.cc
+  void receive(uint8_t* frame, uint32_t len, TimeNs now) noexcept;
+  void receive_mac_control(const uint8_t* frame, uint32_t len, TimeNs now) noexcept;
+  Qp* check_packet(const RocePacket& p) noexcept;
+  // requester.cc
+  bool requester_ready(const Qp& qp, TimeNs now) const noexcept;
+  rte_mbuf* requester_next(Qp& qp, TimeNs now) noexcept;
+  void rewind_to_una(Qp& qp) noexcept;
+  // completer.cc
+  void complete_ack(Qp& qp, const RocePacket& p, TimeNs now) noexcept;
+  void complete_read_response(Qp& qp, const RocePacket& p, TimeNs now) noexcept;
+  bool ack_up_to(Qp& qp, uint32_t psn, TimeNs now) noexcept;
+  void on_progress(Qp& qp, TimeNs now) noexcept;
+  void check_timeouts(Qp& qp, TimeNs now) noexcept;
+  void complete_send_wqe(Qp& qp, SendWqe& w, ibv_wc_status status) noexcept;
+  // responder.cc
+  void respond(Qp& qp, const RocePacket& p, TimeNs now) noexcept;
+  void respond_duplicate(Qp& qp, const RocePacket& p) noexcept;
+  bool respond_send(Qp& qp, const RocePacket& p) noexcept;
+  bool respond_write(Qp& qp, const RocePacket& p) noexcept;
+  bool respond_read(Qp& qp, const RocePacket& p, uint32_t psn) noexcept;
+  void queue_ack(Qp& qp, uint32_t psn) noexcept;
+  void queue_nak(Qp& qp, uint8_t syndrome, uint32_t psn) noexcept;
+  rte_mbuf* responder_ctl(Qp& qp) noexcept;
+  rte_mbuf* responder_read_next(Qp& qp) noexcept;
+  bool ctl_ready(const Qp& qp) const noexcept;
+  // verbs.cc
+  void enter_error(Qp& qp, ibv_wc_status head_status) noexcept;
+  const MemoryRegion* find_mr(uint32_t key, bool remote) const noexcept;
+  Qp* find_qp(uint32_t qpn) noexcept;
+  const Qp* find_qp(uint32_t qpn) const noexcept;
+  void push_wc(uint32_t cq, const ibv_wc& wc) noexcept;
+  void rebuild_templates(Qp& qp) noexcept;
+  // host_io.cc
+  rte_mbuf* alloc_frame(uint32_t bytes, uint8_t*& frame) noexcept;
+  void account_tx(rte_mbuf* m) noexcept;
+
+  NicParams params_;
+  rte_mempool* pool_;
+  Rng rng_;
+  uint32_t node_index_;
+  uint32_t ipv4_;
+  std::array<uint8_t, 6> mac_{}, peer_mac_{};
+  uint64_t link_rate_bps_ = 0;
+  CongestionHooks* hooks_ = nullptr;
+  NicCounters counters_;
+  uint16_t ip_id_ = 0;
+  uint32_t rr_next_ = 0;  // round-robin start among QPs for data
+  std::array<TimeNs, 8> paused_until_{};
+  TimeNs alloc_retry_ns_ = kNever;
+
+  std::vector<std::unique_ptr<Qp>> qps_;  // index = qpn - kFirstQpn
+  std::vector<MemoryRegion> mrs_;         // index = key >> 8
+  std::vector<CompletionQueue> cqs_;
+  uint32_t num_pds_ = 0;
+};
+
+/// IPv4-mapped GID (::ffff:a.b.c.d) of a host-order IPv4 address, as rxe uses for RoCEv2.
+ibv_gid ipv4_mapped_gid(uint32_t ipv4) noexcept;
+
+/// Options of connect_rc(); defaults from the host's NicParams when 0.
+struct ConnectOptions {
+  ibv_mtu path_mtu = IBV_MTU_1024;
+  int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+  int timeout = -1, retry_cnt = -1, rnr_retry = -1;  // -1: the host's defaults
+  uint8_t max_rd_atomic = 16;
+  uint8_t traffic_class = 0;  // 0: the host's data DSCP
+};
+
+/// Moves `qpn` of `host` RESET->INIT->RTR->RTS towards `peer` without any handshake (a
+/// single-process engine knows both sides). Returns 0 or the failing modify_qp's errno.
+int connect_rc(RoceHost& host, uint32_t qpn, const QpInfo& peer, const ConnectOptions& opt = {});
+
+/// IB MTU enum of `bytes` (256..4096).
+ibv_mtu mtu_enum(uint32_t bytes) noexcept;
+/// Bytes of an IB MTU enum.
+uint32_t mtu_bytes(ibv_mtu mtu) noexcept;
+
+}  // namespace rocemu::nic

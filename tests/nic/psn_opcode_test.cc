@@ -1,0 +1,169 @@
+// psn_opcode_test.cc — unit tests of the pure transport rules: 24-bit PSN arithmetic across
+// the wrap, the local ACK timeout and RNR timer formulas, the opcode legality table, frame
+// building/parsing round trips, and [nic] parameter validation.
+#include <gtest/gtest.h>
+
+#include "common/wire.h"
+#include "nic/nic_params.h"
+#include "nic/opcode_table.h"
+#include "nic/packet.h"
+#include "nic/psn.h"
+#include "tests/support/eal_env.h"
+
+namespace rocemu::nic {
+namespace {
+
+TEST(Psn, DifferenceIsSignedAcrossTheWrap) {
+  EXPECT_EQ(psn_diff(0, 0xFFFFFF), 1);
+  EXPECT_EQ(psn_diff(0xFFFFFF, 0), -1);
+  EXPECT_EQ(psn_diff(5, 0xFFFFFA), 11);
+  EXPECT_EQ(psn_diff(0xFFFFFA, 5), -11);
+  EXPECT_EQ(psn_diff(0x7FFFFF, 0), 0x7FFFFF);
+  EXPECT_EQ(psn_diff(0x800000, 0), -0x800000);  // half the circle: counts as behind
+  EXPECT_TRUE(psn_before(0xFFFFF0, 3));
+  EXPECT_FALSE(psn_before(3, 0xFFFFF0));
+  EXPECT_EQ(psn_add(0xFFFFFE, 5), 3u);
+  for (uint32_t a : {0u, 1u, 0x7FFFFFu, 0xFFFFFFu})
+    for (uint32_t n : {0u, 1u, 100u, 0x7FFFFFu})
+      EXPECT_EQ(psn_diff(psn_add(a, n), a), static_cast<int32_t>(n));
+}
+
+TEST(Timers, LocalAckTimeoutIs4096nsTimesTwoToTheTimeout) {
+  EXPECT_EQ(local_ack_timeout_ns(0), kNever);
+  for (uint8_t t = 1; t <= 31; ++t) EXPECT_EQ(local_ack_timeout_ns(t), TimeNs{4096} << t);
+  EXPECT_EQ(local_ack_timeout_ns(14), 67'108'864);  // ~67 ms, rxe's default
+}
+
+TEST(Timers, RnrTimerCodesFollowIbtaTable45) {
+  EXPECT_EQ(rnr_timer_ns(0), 655'360'000);
+  EXPECT_EQ(rnr_timer_ns(1), 10'000);
+  EXPECT_EQ(rnr_timer_ns(12), 640'000);
+  EXPECT_EQ(rnr_timer_ns(14), 1'280'000);
+  EXPECT_EQ(rnr_timer_ns(31), 491'520'000);
+}
+
+TEST(OpcodeTable, ExtendedHeadersMatchIbtaTable38) {
+  using namespace wire;
+  EXPECT_EQ(op_info(kRcWriteFirst).ext_bytes, 16);
+  EXPECT_EQ(op_info(kRcWriteOnlyImm).ext_bytes, 20);
+  EXPECT_EQ(op_info(kRcReadRequest).ext_bytes, 16);
+  EXPECT_EQ(op_info(kRcReadResponseMiddle).ext_bytes, 0);
+  EXPECT_EQ(op_info(kRcReadResponseLast).ext_bytes, 4);
+  EXPECT_EQ(op_info(kRcAcknowledge).ext_bytes, 4);
+  EXPECT_EQ(op_info(kRcAtomicAcknowledge).ext_bytes, 12);
+  EXPECT_EQ(op_info(kRcFetchAdd).ext_bytes, 28);
+  EXPECT_EQ(op_info(kRcSendLastImm).ext_bytes, 4);
+  EXPECT_EQ(op_info(kCnp).ext_bytes, 16);
+  EXPECT_EQ(op_info(0x15).flags, 0u);  // reserved
+  EXPECT_EQ(op_info(0x64).flags, 0u);  // UD: not an RC opcode
+}
+
+TEST(OpcodeTable, LegalityByQpState) {
+  using namespace wire;
+  EXPECT_FALSE(opcode_legal_in_state(kRcWriteOnly, IBV_QPS_RESET));
+  EXPECT_FALSE(opcode_legal_in_state(kRcWriteOnly, IBV_QPS_INIT));
+  EXPECT_TRUE(opcode_legal_in_state(kRcWriteOnly, IBV_QPS_RTR));
+  EXPECT_TRUE(opcode_legal_in_state(kRcWriteOnly, IBV_QPS_RTS));
+  EXPECT_FALSE(opcode_legal_in_state(kRcWriteOnly, IBV_QPS_ERR));
+  EXPECT_FALSE(opcode_legal_in_state(kRcAcknowledge, IBV_QPS_RTR));  // RTR has nothing sent
+  EXPECT_TRUE(opcode_legal_in_state(kRcAcknowledge, IBV_QPS_RTS));
+  EXPECT_FALSE(opcode_legal_in_state(kRcReadResponseOnly, IBV_QPS_ERR));
+  EXPECT_FALSE(opcode_legal_in_state(0x1f, IBV_QPS_RTS));
+}
+
+TEST(OpcodeTable, RequestSequenceRules) {
+  using namespace wire;
+  EXPECT_TRUE(op_sequence_ok(0xff, kRcWriteFirst));
+  EXPECT_FALSE(op_sequence_ok(0xff, kRcWriteMiddle));
+  EXPECT_FALSE(op_sequence_ok(0xff, kRcSendLast));
+  EXPECT_TRUE(op_sequence_ok(kRcWriteFirst, kRcWriteMiddle));
+  EXPECT_TRUE(op_sequence_ok(kRcWriteMiddle, kRcWriteLastImm));
+  EXPECT_FALSE(op_sequence_ok(kRcWriteMiddle, kRcSendLast));
+  EXPECT_FALSE(op_sequence_ok(kRcWriteFirst, kRcWriteOnly));
+  EXPECT_FALSE(op_sequence_ok(kRcSendFirst, kRcReadRequest));
+  EXPECT_TRUE(op_sequence_ok(kRcSendLast, kRcReadRequest));
+  EXPECT_TRUE(op_sequence_ok(kRcWriteLast, kRcSendOnly));
+}
+
+TEST(Packet, BuildThenParseRoundTripsEveryField) {
+  test::test_mempool();
+  FrameAddress a;
+  a.src_mac = {2, 0, 0, 0, 0, 1};
+  a.dst_mac = {2, 0, 0, 0, 0, 2};
+  a.src_ip = 0x0a000001;
+  a.dst_ip = 0x0a000002;
+  a.tos = 26 << 2 | wire::kEcnEct0;
+  a.udp_sport = qp_udp_source_port(0x11, 0x12);
+  a.dqpn = 0x12;
+  const FrameTemplate t = make_template(a);
+  std::vector<uint8_t> f(frame_bytes(20, 1001));
+  uint32_t at = write_headers(f.data(), t, wire::kRcWriteOnlyImm, 0xFFFFFF, true, true, 20, 1001, 7);
+  auto* r = reinterpret_cast<wire::Reth*>(f.data() + at);
+  r->set_va(0x1122334455667788ull);
+  r->set_rkey(0xabcd);
+  r->set_dma_len(1001);
+  const uint32_t imm = 0xdeadbeef;
+  std::memcpy(f.data() + at + 16, &imm, 4);
+  for (uint32_t i = 0; i < 1001; ++i) f[at + 20 + i] = static_cast<uint8_t>(i);
+  seal_frame(f.data());
+  RocePacket p;
+  ASSERT_EQ(parse_roce(f.data(), static_cast<uint32_t>(f.size()), p), RxDrop::kNone);
+  EXPECT_TRUE(icrc_ok(p));
+  EXPECT_EQ(p.opcode, wire::kRcWriteOnlyImm);
+  EXPECT_EQ(p.psn, 0xFFFFFFu);
+  EXPECT_TRUE(p.ack_req);
+  EXPECT_TRUE(p.solicited);
+  EXPECT_EQ(p.pad, 3);
+  EXPECT_EQ(p.pkey, 0xFFFF);
+  EXPECT_EQ(p.dqpn, 0x12u);
+  EXPECT_EQ(p.va, 0x1122334455667788ull);
+  EXPECT_EQ(p.rkey, 0xabcdu);
+  EXPECT_EQ(p.dma_len, 1001u);
+  EXPECT_EQ(p.imm_be, imm);
+  EXPECT_EQ(p.payload_len, 1001u);
+  EXPECT_EQ(p.payload_off, at + 20);
+  EXPECT_EQ(p.tos, a.tos);
+  EXPECT_GE(p.udp_sport, 0xC000);
+  const auto* ip = reinterpret_cast<const wire::Ipv4*>(f.data() + wire::kIpOff);
+  EXPECT_EQ(ip->checksum(), ip->compute_checksum());
+  f[at + 30] ^= 1;
+  ASSERT_EQ(parse_roce(f.data(), static_cast<uint32_t>(f.size()), p), RxDrop::kNone);
+  EXPECT_FALSE(icrc_ok(p));
+}
+
+TEST(Packet, TruncatedAndGarbledFramesAreRejectedWithTheirReason) {
+  std::vector<uint8_t> f(frame_bytes(0, 0));
+  FrameAddress a;
+  write_headers(f.data(), make_template(a), wire::kRcSendOnly, 1, false, false, 0, 0, 0);
+  RocePacket p;
+  EXPECT_EQ(parse_roce(f.data(), 10, p), RxDrop::kTruncated);
+  EXPECT_EQ(parse_roce(f.data(), static_cast<uint32_t>(f.size()) - 1, p), RxDrop::kTruncated);
+  f[wire::kBthOff] = 0x1e;
+  EXPECT_EQ(parse_roce(f.data(), static_cast<uint32_t>(f.size()), p), RxDrop::kBadOpcode);
+  f[wire::kBthOff] = wire::kRcAcknowledge;  // needs an AETH that is not there
+  EXPECT_EQ(parse_roce(f.data(), static_cast<uint32_t>(f.size()), p), RxDrop::kTruncated);
+  f[wire::kBthOff] = wire::kRcSendOnly;
+  f[wire::kUdpOff + 5] ^= 1;
+  EXPECT_EQ(parse_roce(f.data(), static_cast<uint32_t>(f.size()), p), RxDrop::kUdpLength);
+}
+
+TEST(NicParams, RejectsBadValuesAndUnknownKeys) {
+  auto t = toml::parse("mtu_bytes = 1000\ndata_dscp = 70\nbogus = 1\ntimeout = 8\n");
+  ConfigErrors errors;
+  ConfigReader r(t, "nic", errors);
+  const NicParams p = parse_nic_params(r);
+  EXPECT_EQ(errors.size(), 3u);
+  EXPECT_EQ(p.timeout, 8);
+  auto ok = toml::parse("mtu_bytes = 4096\necn_capable = true\n");
+  ConfigErrors e2;
+  ConfigReader r2(ok, "nic", e2);
+  const NicParams q = parse_nic_params(r2);
+  EXPECT_TRUE(e2.empty());
+  EXPECT_EQ(q.mtu_bytes, 4096u);
+  EXPECT_TRUE(q.ecn_capable);
+  EXPECT_EQ(q.dscp_to_priority[26], 3);
+  EXPECT_EQ(q.dscp_to_priority[48], 6);
+}
+
+}  // namespace
+}  // namespace rocemu::nic
