@@ -14,7 +14,7 @@
 # The guest (build_guest.sh) gets GUEST_SCRIPT as fw_cfg opt/rxe/script and every --file as
 # opt/rxe/NAME (copied to /tmp/NAME in the guest). HOST_COMMAND runs inside the namespace at
 # the same time as the guest boots, with ROCEMU_NS, ROCEMU_IFACE (veth-dpdk), ROCEMU_BRIDGE_IP,
-# ROCEMU_GUEST_IP and ROCEMU_PEER_IP in its environment. Both are killed after --timeout.
+# ROCEMU_GUEST_IP and ROCEMU_ENDPOINT_IP in its environment. Both are killed after --timeout.
 # Exit 0 only if the guest script ended with status 0 and HOST_COMMAND exited 0.
 set -euo pipefail
 
@@ -43,7 +43,7 @@ WORK="$(mktemp -d /tmp/rocemu-interop.XXXXXX)"
 [ -n "$LOG" ] || LOG="$WORK/serial.log"
 : > "$LOG"
 export ROCEMU_NS="$NS" ROCEMU_IFACE=veth-dpdk ROCEMU_BRIDGE_IP=10.77.0.1 \
-       ROCEMU_GUEST_IP=10.77.0.10 ROCEMU_PEER_IP=10.77.0.2
+       ROCEMU_GUEST_IP=10.77.0.10 ROCEMU_ENDPOINT_IP=10.77.0.2
 QEMU_PID="" HOST_PID=""
 
 cleanup() {
@@ -65,6 +65,8 @@ ip -n "$NS" link set lo up
 ip -n "$NS" link add br0 type bridge
 ip -n "$NS" addr add "$ROCEMU_BRIDGE_IP/24" dev br0
 ip -n "$NS" tuntap add dev tap0 mode tap
+# QEMU under TCG drains the TAP in bursts: a deep queue absorbs a 1 MB WRITE burst.
+ip -n "$NS" link set tap0 txqueuelen 10000
 ip -n "$NS" link add veth-dpdk type veth peer name veth-br
 nsx sysctl -qw net.ipv6.conf.veth-dpdk.disable_ipv6=1
 ip -n "$NS" link set tap0 master br0

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Host-side stand-in for rocemu's endpoint (scapy): proves the guest path without rocemu.
 
-Runs inside run_guest.sh's namespace. Answers ARP for ROCEMU_PEER_IP on ROCEMU_IFACE, serves
+Runs inside run_guest.sh's namespace. Answers ARP for ROCEMU_ENDPOINT_IP on ROCEMU_IFACE, serves
 ibv_rc_pingpong's TCP side channel as the server (port 18515, /work/shared/INTEROP.md), and
 waits for the guest's first RoCEv2 packet to the advertised QP. Exit 0 only if that packet
 arrives with the QPN we advertised, the PSN the guest advertised and an ICRC that scapy.contrib.roce recomputes.
@@ -17,7 +17,7 @@ from scapy.contrib.roce import BTH
 from scapy.layers.inet import UDP
 
 IFACE = os.environ["ROCEMU_IFACE"]
-PEER_IP = os.environ["ROCEMU_PEER_IP"]
+PEER_IP = os.environ["ROCEMU_ENDPOINT_IP"]
 BRIDGE_IP = os.environ["ROCEMU_BRIDGE_IP"]
 MY_MAC = "02:00:0a:4d:00:02"
 MY_QPN, MY_PSN = 0x000123, 0x00abcd
