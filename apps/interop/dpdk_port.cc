@@ -7,7 +7,6 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
-#include <unistd.h>
 
 #include <fstream>
 #include <stdexcept>
@@ -37,8 +36,8 @@ void start_eal(const std::string& vdev, const std::vector<std::string>& extra) {
   if (hugepages_free()) {
     args.push_back("--in-memory");
   } else {
-    args.insert(args.end(), {"--no-huge", "-m", "256", "--file-prefix",
-                             "rocemu-interop-" + std::to_string(::getpid())});
+    // --no-shconf: no /var/run/dpdk/<prefix> files left behind, several processes at once.
+    args.insert(args.end(), {"--no-huge", "-m", "256", "--no-shconf"});
   }
   args.push_back("--vdev=" + vdev);
   args.insert(args.end(), extra.begin(), extra.end());

@@ -4,7 +4,7 @@
 // guest, with no switch and no topology of links, which the fabric engines do not model: so
 // this thin app-level wrapper opens the one vdev itself (DPDK-NOTES "Recipes": af_packet on a
 // veth with framecnt and qdisc_bypass). EAL: `--in-memory` when hugepages are free, else
-// `--no-huge -m 256` with a per-process `--file-prefix` (the two do not combine).
+// `--no-huge -m 256 --no-shconf` (--in-memory does not combine with --no-huge).
 #pragma once
 
 #include <cstdint>
