@@ -6,7 +6,9 @@
  * pattern into rocemu's memory and RDMA READs rocemu's pattern, both B bytes in one work
  * request each, and verifies what it read and what rocemu wrote into it.
  *
- * usage: guest_rdma_check SERVER_IP BYTES SEED [PORT]   (exit 0 only if every check passed)
+ * usage: guest_rdma_check SERVER_IP BYTES SEED [PORT [ROCE_IP [ACK_TIMEOUT]]]
+ *   ROCE_IP: rocemu's RoCE address (10.77.0.2); ACK_TIMEOUT: local ACK timeout exponent (14,
+ *   4.096 us x 2^14 = 67 ms). Exit 0 only if every check passed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -52,7 +54,7 @@ static long recv_ctl(int fd, const char* word) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 4) FAIL("usage: guest_rdma_check SERVER_IP BYTES SEED [PORT]");
+  if (argc < 4) FAIL("usage: guest_rdma_check SERVER_IP BYTES SEED [PORT [ROCE_IP [ACK_TIMEOUT]]]");
   const uint32_t bytes = (uint32_t)strtoul(argv[2], NULL, 0);
   const uint64_t seed = strtoull(argv[3], NULL, 0);
   const int port = argc > 4 ? atoi(argv[4]) : RC_CHECK_PORT;
@@ -119,7 +121,8 @@ int main(int argc, char** argv) {
   if (ibv_modify_qp(qp, &r, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
                     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
     FAIL("modify_qp RTR failed");
-  struct ibv_qp_attr s = {.qp_state = IBV_QPS_RTS, .sq_psn = mine.psn, .timeout = 14, .retry_cnt = 7,
+  const int ack_timeout = argc > 6 ? atoi(argv[6]) : 14;
+  struct ibv_qp_attr s = {.qp_state = IBV_QPS_RTS, .sq_psn = mine.psn, .timeout = (uint8_t)ack_timeout, .retry_cnt = 7,
                           .rnr_retry = 7, .max_rd_atomic = 16};
   if (ibv_modify_qp(qp, &s, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
                     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))

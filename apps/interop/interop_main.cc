@@ -12,7 +12,7 @@
 //   --peer-ip (10.77.0.10)  --peer-mac (52:54:00:77:00:10)
 //   --side-ip (10.77.0.1: where the server listens for the TCP side channel)
 //   --iters N (1000)  --size BYTES (4096)  --bytes BYTES (1048576)  --seed N (7)
-//   --rate-gbps G (0 = unpaced)  --timeout-s S (60)
+//   --rate-gbps G (0 = unpaced)  --ack-timeout EXP (14: 4.096 us x 2^14)  --timeout-s S (60)
 // Exit: 0 success, 1 failed check, 2 usage error, 3 setup error (EAL, port).
 #include <cstdio>
 #include <cstdlib>
@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
       {"iface", "veth-dpdk"}, {"vdev-kind", "af_packet"}, {"ip", "10.77.0.2"},
       {"mac", "02:00:0a:4d:00:02"}, {"peer-ip", "10.77.0.10"}, {"peer-mac", "52:54:00:77:00:10"},
       {"side-ip", "10.77.0.1"}, {"iters", "1000"}, {"size", "4096"}, {"bytes", "1048576"},
-      {"seed", "7"}, {"rate-gbps", "0"}, {"timeout-s", "60"}};
+      {"seed", "7"}, {"rate-gbps", "0"}, {"ack-timeout", "14"}, {"timeout-s", "60"}};
   for (int i = 2; i < argc; i += 2) {
     std::string k = argv[i];
     if (k.rfind("--", 0) != 0 || !o.count(k.substr(2)) || i + 1 >= argc)
@@ -71,9 +71,11 @@ int main(int argc, char** argv) {
     so.seed = std::stoull(o["seed"]);
     so.rate_bps = static_cast<uint64_t>(std::stod(o["rate-gbps"]) * 1e9);
     so.timeout_ms = std::stoi(o["timeout-s"]) * 1000;
+    so.ack_timeout = std::stoi(o["ack-timeout"]);
   } catch (const std::exception&) {
     return usage("numeric option out of range");
   }
+  if (so.ack_timeout < 0 || so.ack_timeout > 31) return usage("--ack-timeout must be 0..31");
   if (so.iters == 0 || so.size_bytes == 0 || so.bytes == 0 || so.bytes % 8 || so.timeout_ms <= 0)
     return usage("--iters/--size/--bytes/--timeout-s must be positive (--bytes a multiple of 8)");
   so.side_ip = o["side-ip"];

@@ -91,7 +91,7 @@ int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt) 
     a = {};
     a.qp_state = IBV_QPS_RTS;
     a.sq_psn = mine.psn;
-    a.timeout = 14;
+    a.timeout = static_cast<uint8_t>(opt.ack_timeout);
     a.retry_cnt = 7;
     a.rnr_retry = 7;
     a.max_rd_atomic = 1;

@@ -59,6 +59,7 @@ int run_rdma_check(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt
     throw std::runtime_error("rdma check: bad INFO from the guest");
   nic::ConnectOptions co;
   co.access = access;
+  co.timeout = opt.ack_timeout;
   if (int rc = nic::connect_rc(host, qpn, nic::QpInfo{peer.qpn, peer.psn, opt.peer_roce_ipv4}, co))
     throw std::runtime_error("rdma check: connect_rc failed: " + std::to_string(rc));
   if (opt.rate_bps) host.set_qp_rate_bps(qpn, opt.rate_bps);

@@ -24,6 +24,7 @@ struct ScenarioOptions {
   uint32_t bytes = 1u << 20;
   uint64_t seed = 1;
   uint64_t rate_bps = 0;  // pacing of our QP (0 = unlimited)
+  int ack_timeout = 14;   // local ACK timeout exponent: 4.096 us x 2^n (14: 67 ms)
   int timeout_ms = 60000;
 };
 
