@@ -2,7 +2,7 @@
 # run_guest.sh — boot the rxe guest in a private network namespace next to a host-side peer.
 #
 # usage: run_guest.sh [--guest-dir DIR] [--timeout SEC] [--log FILE] [--file NAME=PATH]...
-#                     --script GUEST_SCRIPT [-- HOST_COMMAND ARGS...]
+#                     [--capture FILE.pcapng] --script GUEST_SCRIPT [-- HOST_COMMAND ARGS...]
 #
 # Layout (recipe: /work/shared/INTEROP.md "A userspace host program as the guest's peer"),
 # everything inside the namespace rocemu-interop-<pid>, deleted on exit (trap):
@@ -15,11 +15,12 @@
 # opt/rxe/NAME (copied to /tmp/NAME in the guest). HOST_COMMAND runs inside the namespace at
 # the same time as the guest boots, with ROCEMU_NS, ROCEMU_IFACE (veth-dpdk), ROCEMU_BRIDGE_IP,
 # ROCEMU_GUEST_IP and ROCEMU_ENDPOINT_IP in its environment. Both are killed after --timeout.
+# --capture records veth-br (all of the DPDK program's traffic, both ways) with dumpcap.
 # Exit 0 only if the guest script ended with status 0 and HOST_COMMAND exited 0.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-GUEST_DIR="" SCRIPT="" TIMEOUT_S=120 LOG="" FILES=()
+GUEST_DIR="" SCRIPT="" TIMEOUT_S=120 LOG="" FILES=() CAPTURE=
 while [ $# -gt 0 ]; do
   case "$1" in
     --guest-dir) GUEST_DIR="$2"; shift 2 ;;
@@ -27,6 +28,7 @@ while [ $# -gt 0 ]; do
     --timeout) TIMEOUT_S="$2"; shift 2 ;;
     --log) LOG="$2"; shift 2 ;;
     --file) FILES+=("$2"); shift 2 ;;
+    --capture) CAPTURE="$2"; shift 2 ;;
     --) shift; break ;;
     *) echo "run_guest: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -44,15 +46,17 @@ WORK="$(mktemp -d /tmp/rocemu-interop.XXXXXX)"
 : > "$LOG"
 export ROCEMU_NS="$NS" ROCEMU_IFACE=veth-dpdk ROCEMU_BRIDGE_IP=10.77.0.1 \
        ROCEMU_GUEST_IP=10.77.0.10 ROCEMU_ENDPOINT_IP=10.77.0.2
-QEMU_PID="" HOST_PID=""
+QEMU_PID="" HOST_PID="" CAP_PID=""
 
 cleanup() {
-  [ -n "$HOST_PID" ] && kill -- "$HOST_PID" 2>/dev/null || true
-  [ -n "$QEMU_PID" ] && kill -- "$QEMU_PID" 2>/dev/null || true
-  # Processes still inside the namespace (children of the host command) are ours to end.
+  set +e
+  # TERM first (timeout forwards it: dumpcap flushes, the DPDK program closes its port), then
+  # whatever is still inside the namespace after 3 s is ours to kill.
+  for pid in $CAP_PID $HOST_PID $QEMU_PID; do kill -TERM "$pid" 2>/dev/null; done
   if ip netns pids "$NS" >/dev/null 2>&1; then
-    for p in $(ip netns pids "$NS"); do kill -9 "$p" 2>/dev/null || true; done
-    ip netns del "$NS" 2>/dev/null || true
+    for _ in $(seq 1 30); do [ -z "$(ip netns pids "$NS")" ] && break; sleep 0.1; done
+    for p in $(ip netns pids "$NS"); do kill -9 "$p" 2>/dev/null; done
+    ip netns del "$NS" 2>/dev/null
   fi
   rm -rf "$WORK"
 }
@@ -74,6 +78,13 @@ ip -n "$NS" link set veth-br master br0
 ip -n "$NS" link set veth-dpdk arp off
 for dev in br0 tap0 veth-br veth-dpdk; do ip -n "$NS" link set "$dev" up; done
 
+if [ -n "$CAPTURE" ]; then
+  command -v dumpcap >/dev/null || { echo "run_guest: --capture needs dumpcap (tshark)" >&2; exit 2; }
+  ip netns exec "$NS" timeout -k 5 "$TIMEOUT_S" dumpcap -q -i veth-br -w "$CAPTURE" &
+  CAP_PID=$!
+  sleep 1  # dumpcap must be capturing before the guest's first frame
+fi
+
 fwcfg=(-fw_cfg "name=opt/rxe/script,file=$SCRIPT")
 for nf in "${FILES[@]+"${FILES[@]}"}"; do
   fwcfg+=(-fw_cfg "name=opt/rxe/${nf%%=*},file=${nf#*=}")
@@ -81,7 +92,7 @@ done
 KOPTS="console=ttyS0 quiet panic=-1 mitigations=off nokaslr i8042.noaux i8042.nokbd \
 i8042.nopnp i8042.dumbkbd 8250.nr_uarts=1 tsc=reliable no_timer_check cryptomgr.notests \
 rocemu_ip=$ROCEMU_GUEST_IP/24"
-nsx timeout -k 5 "$TIMEOUT_S" qemu-system-x86_64 \
+ip netns exec "$NS" timeout -k 5 "$TIMEOUT_S" qemu-system-x86_64 \
   -accel tcg,thread=single -cpu max -smp 1 -m 768 -display none -no-reboot -nodefaults \
   -serial "file:$LOG" -monitor none \
   -kernel "$GUEST_DIR/vmlinux" -initrd "$GUEST_DIR/initrd.cpio" -append "$KOPTS" \
@@ -92,7 +103,7 @@ QEMU_PID=$!
 
 host_rc=0
 if [ $# -gt 0 ]; then
-  nsx timeout -k 5 "$TIMEOUT_S" "$@" &
+  ip netns exec "$NS" timeout -k 5 "$TIMEOUT_S" "$@" &
   HOST_PID=$!
 fi
 qemu_rc=0
@@ -106,6 +117,12 @@ if [ -n "$HOST_PID" ]; then
   HOST_PID=""
 fi
 
+if [ -n "$CAP_PID" ]; then
+  sleep 0.5  # the last frames reach dumpcap's buffer
+  kill -TERM "$CAP_PID" 2>/dev/null || true
+  wait "$CAP_PID" 2>/dev/null || true
+  CAP_PID=""
+fi
 sed 's/^/guest| /' "$LOG"
 guest_rc="$(sed -n 's/^ROCEMU-GUEST EXIT \([0-9]*\).*/\1/p' "$LOG" | tail -n1 | tr -d '\r')"
 if [ -z "$guest_rc" ]; then
