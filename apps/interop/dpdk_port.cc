@@ -7,7 +7,6 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
-
 #include <fstream>
 #include <stdexcept>
 
@@ -31,8 +30,8 @@ bool hugepages_free() {
 }  // namespace
 
 void start_eal(const std::string& vdev, const std::vector<std::string>& extra) {
-  std::vector<std::string> args = {"rocemu-interop", "-l", "0", "--no-pci", "--no-telemetry",
-                                   "--log-level", "lib.eal:warning"};
+  std::vector<std::string> args = {
+      "rocemu-interop", "-l", "0", "--no-pci", "--no-telemetry", "--log-level", "lib.eal:warning"};
   if (hugepages_free()) {
     args.push_back("--in-memory");
   } else {
@@ -55,7 +54,8 @@ ExternalPort::ExternalPort(const std::string& dev_name, uint32_t pool_mbufs, uin
                                   static_cast<int>(rte_socket_id()));
   if (!pool_) fail("rte_pktmbuf_pool_create", rte_errno);
   rte_eth_conf conf{};
-  if (int rc = rte_eth_dev_configure(port_, 1, 1, &conf); rc != 0) fail("rte_eth_dev_configure", rc);
+  if (int rc = rte_eth_dev_configure(port_, 1, 1, &conf); rc != 0)
+    fail("rte_eth_dev_configure", rc);
   uint16_t nrx = ring_size, ntx = ring_size;
   rte_eth_dev_adjust_nb_rx_tx_desc(port_, &nrx, &ntx);
   const int socket = rte_eth_dev_socket_id(port_);

@@ -3,8 +3,8 @@
  * Built on the host against rdma-core 44's libibverbs (Debian 12, the same as the guest) and
  * handed to the rxe guest by fw_cfg. Opens rxe0, GID index 1 (IPv4-mapped, RoCEv2), one RC QP
  * (IBTA Vol. 1 ch. 9.7, 10), connects to rocemu's interop tool over TCP, then RDMA WRITEs its
- * pattern into rocemu's memory and RDMA READs rocemu's pattern, both B bytes in one work
- * request each, and verifies what it read and what rocemu wrote into it.
+ * pattern into rocemu's memory, RDMA READs rocemu's pattern, then SENDs its pattern, B bytes in
+ * one work request each; it verifies what it read, received, and what rocemu wrote into it.
  *
  * usage: guest_rdma_check SERVER_IP BYTES SEED [PORT [ROCE_IP [ACK_TIMEOUT]]]
  *   ROCE_IP: rocemu's RoCE address (10.77.0.2); ACK_TIMEOUT: local ACK timeout exponent (14,
@@ -66,11 +66,11 @@ int main(int argc, char** argv) {
   struct ibv_context* ctx = ibv_open_device(devs[0]);
   if (!ctx) FAIL("ibv_open_device failed");
   struct ibv_pd* pd = ibv_alloc_pd(ctx);
-  uint8_t* buf = aligned_alloc(4096, 3 * (size_t)bytes);
+  uint8_t* buf = aligned_alloc(4096, RC_REGIONS * (size_t)bytes);
   if (!pd || !buf) FAIL("pd/buffer allocation failed");
-  memset(buf, 0, 3 * (size_t)bytes);
+  memset(buf, 0, RC_REGIONS * (size_t)bytes);
   rc_pattern_fill(buf + bytes, bytes, seed);
-  struct ibv_mr* mr = ibv_reg_mr(pd, buf, 3 * (size_t)bytes,
+  struct ibv_mr* mr = ibv_reg_mr(pd, buf, RC_REGIONS * (size_t)bytes,
                                  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
   struct ibv_cq* cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
   if (!mr || !cq) FAIL("mr/cq creation failed");
@@ -82,6 +82,10 @@ int main(int argc, char** argv) {
                           .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE};
   if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
     FAIL("modify_qp INIT failed");
+  struct ibv_sge vsge = {.addr = (uintptr_t)(buf + 3 * (size_t)bytes), .length = bytes, .lkey = mr->lkey};
+  struct ibv_recv_wr rwr = {.wr_id = 3, .sg_list = &vsge, .num_sge = 1};
+  struct ibv_recv_wr* rbad = NULL;
+  if (ibv_post_recv(qp, &rwr, &rbad)) FAIL("ibv_post_recv failed");
 
   srand48(time(NULL));
   struct rc_info mine = {.qpn = qp->qp_num, .psn = (uint32_t)lrand48() & 0xffffff, .rkey = mr->rkey,
@@ -141,34 +145,46 @@ int main(int argc, char** argv) {
                            .wr.rdma = {.remote_addr = peer.addr, .rkey = peer.rkey}};
   struct ibv_send_wr* bad = NULL;
   if (ibv_post_send(qp, &wr, &bad)) FAIL("ibv_post_send failed");
-  int done = 0;
-  while (done < 2) {
+  /* wr_id 1 WRITE, 2 READ, 3 RECV, 4 SEND (posted once WRITE and READ completed). */
+  int seen[5] = {0, 0, 0, 0, 0};
+  int sent = 0;
+  while (!(seen[1] && seen[2] && seen[3] && seen[4])) {
     struct ibv_wc wc;
     int n = ibv_poll_cq(cq, 1, &wc);
     if (n < 0) FAIL("ibv_poll_cq failed");
     if (n == 0) {
       clock_gettime(CLOCK_MONOTONIC, &t1);
-      if (t1.tv_sec - t0.tv_sec > 60) FAIL("no completion after 60 s (%d of 2)", done);
+      if (t1.tv_sec - t0.tv_sec > 60)
+        FAIL("completions after 60 s: WRITE %d READ %d RECV %d SEND %d", seen[1], seen[2], seen[3], seen[4]);
       continue;
     }
+    static const char* names[5] = {"?", "WRITE", "READ", "RECV", "SEND"};
     if (wc.status != IBV_WC_SUCCESS)
-      FAIL("%s completion failed: %s", wc.wr_id == 1 ? "WRITE" : "READ", ibv_wc_status_str(wc.status));
-    ++done;
+      FAIL("%s completion failed: %s", names[wc.wr_id < 5 ? wc.wr_id : 0], ibv_wc_status_str(wc.status));
+    if (wc.wr_id == 3 && wc.byte_len != bytes) FAIL("RECV of %u bytes, expected %u", wc.byte_len, bytes);
+    if (wc.wr_id >= 1 && wc.wr_id <= 4) seen[wc.wr_id] = 1;
+    if (seen[1] && seen[2] && !sent) {
+      struct ibv_send_wr snd = {.wr_id = 4, .sg_list = &wsge, .num_sge = 1, .opcode = IBV_WR_SEND,
+                                .send_flags = IBV_SEND_SIGNALED};
+      if (ibv_post_send(qp, &snd, &bad)) FAIL("ibv_post_send SEND failed");
+      sent = 1;
+    }
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   const double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
   const size_t read_bad = rc_pattern_mismatches(buf + 2 * (size_t)bytes, bytes, peer.seed);
-  printf("guest WRITE+READ of %u bytes each completed in %.3f s; READ data mismatches: %zu words\n",
-         bytes, secs, read_bad);
-  send_ctl(fd, "DONE", (long)read_bad);
+  const size_t recv_bad = rc_pattern_mismatches(buf + 3 * (size_t)bytes, bytes, peer.seed);
+  printf("guest WRITE+READ+SEND of %u bytes each completed in %.3f s; mismatches: READ %zu, "
+         "RECV %zu words\n", bytes, secs, read_bad, recv_bad);
+  send_ctl(fd, "DONE", (long)(read_bad + recv_bad));
   const long peer_read_bad = recv_ctl(fd, "DONE");
   const size_t write_bad = rc_pattern_mismatches(buf, bytes, peer.seed);
-  printf("rocemu's READ mismatches: %ld; rocemu's WRITE into guest memory mismatches: %zu words\n",
+  printf("rocemu's READ+RECV mismatches: %ld; rocemu's WRITE into guest memory mismatches: %zu words\n",
          peer_read_bad, write_bad);
   send_ctl(fd, "VERIFIED", (long)write_bad);
   const long peer_write_bad = recv_ctl(fd, "VERIFIED");
   printf("guest's WRITE into rocemu memory mismatches (checked by rocemu): %ld words\n", peer_write_bad);
-  const int ok = read_bad == 0 && peer_read_bad == 0 && write_bad == 0 && peer_write_bad == 0;
+  const int ok = read_bad == 0 && recv_bad == 0 && peer_read_bad == 0 && write_bad == 0 && peer_write_bad == 0;
   printf("RDMA-CHECK %s\n", ok ? "PASS" : "FAIL");
   close(fd);
   ibv_destroy_qp(qp);

@@ -32,8 +32,10 @@ using namespace rocemu::interop;
 
 namespace {
 int usage(const std::string& why) {
-  std::fprintf(stderr, "rocemu-interop: %s\nusage: rocemu-interop pingpong-server|pingpong-client|"
-                       "rdma-check [--option value]... (see interop_main.cc)\n", why.c_str());
+  std::fprintf(stderr,
+               "rocemu-interop: %s\nusage: rocemu-interop pingpong-server|pingpong-client|"
+               "rdma-check [--option value]... (see interop_main.cc)\n",
+               why.c_str());
   return kExitUsage;
 }
 }  // namespace
@@ -43,11 +45,20 @@ int main(int argc, char** argv) {
   const std::string mode = argv[1];
   if (mode != "pingpong-server" && mode != "pingpong-client" && mode != "rdma-check")
     return usage("unknown mode '" + mode + "'");
-  std::map<std::string, std::string> o = {
-      {"iface", "veth-dpdk"}, {"vdev-kind", "af_packet"}, {"ip", "10.77.0.2"},
-      {"mac", "02:00:0a:4d:00:02"}, {"peer-ip", "10.77.0.10"}, {"peer-mac", "52:54:00:77:00:10"},
-      {"side-ip", "10.77.0.1"}, {"iters", "1000"}, {"size", "4096"}, {"bytes", "1048576"},
-      {"seed", "7"}, {"rate-gbps", "0"}, {"ack-timeout", "14"}, {"timeout-s", "60"}};
+  std::map<std::string, std::string> o = {{"iface", "veth-dpdk"},
+                                          {"vdev-kind", "af_packet"},
+                                          {"ip", "10.77.0.2"},
+                                          {"mac", "02:00:0a:4d:00:02"},
+                                          {"peer-ip", "10.77.0.10"},
+                                          {"peer-mac", "52:54:00:77:00:10"},
+                                          {"side-ip", "10.77.0.1"},
+                                          {"iters", "1000"},
+                                          {"size", "4096"},
+                                          {"bytes", "1048576"},
+                                          {"seed", "7"},
+                                          {"rate-gbps", "0"},
+                                          {"ack-timeout", "14"},
+                                          {"timeout-s", "60"}};
   for (int i = 2; i < argc; i += 2) {
     std::string k = argv[i];
     if (k.rfind("--", 0) != 0 || !o.count(k.substr(2)) || i + 1 >= argc)

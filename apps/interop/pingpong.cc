@@ -16,7 +16,8 @@ namespace rocemu::interop {
 namespace {
 constexpr uint64_t kRecvWrid = 1, kSendWrid = 2;
 
-void post_recvs(nic::RoceHost& host, uint32_t qpn, const nic::MrInfo& mr, uint32_t size, uint32_t n) {
+void post_recvs(nic::RoceHost& host, uint32_t qpn, const nic::MrInfo& mr, uint32_t size,
+                uint32_t n) {
   ibv_sge sge{mr.addr, size, mr.lkey};
   ibv_recv_wr wr{};
   wr.wr_id = kRecvWrid;
@@ -84,9 +85,9 @@ int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt) 
     a.ah_attr.is_global = 1;
     a.ah_attr.grh.dgid = nic::ipv4_mapped_gid(*ip);
     a.ah_attr.grh.hop_limit = 64;
-    if (host.modify_qp(qpn, a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                                   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-                                   IBV_QP_MIN_RNR_TIMER) != 0)
+    if (host.modify_qp(qpn, a,
+                       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                           IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) != 0)
       throw std::runtime_error("pingpong: modify_qp RTR failed");
     a = {};
     a.qp_state = IBV_QPS_RTS;
@@ -95,8 +96,9 @@ int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt) 
     a.retry_cnt = 7;
     a.rnr_retry = 7;
     a.max_rd_atomic = 1;
-    if (host.modify_qp(qpn, a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                                   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC) != 0)
+    if (host.modify_qp(qpn, a,
+                       IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                           IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC) != 0)
       throw std::runtime_error("pingpong: modify_qp RTS failed");
     if (opt.rate_bps) host.set_qp_rate_bps(qpn, opt.rate_bps);
     std::printf("pingpong: local QPN 0x%06x PSN 0x%06x, remote QPN 0x%06x PSN 0x%06x\n", qpn,
@@ -137,8 +139,8 @@ int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt) 
     for (int i = 0; i < n; ++i) {
       if (wc[i].status != IBV_WC_SUCCESS) {
         std::fprintf(stderr, "pingpong: %s completion failed: %s (after %u sends, %u recvs)\n%s",
-                     wc[i].wr_id == kSendWrid ? "send" : "recv", wc_status_name(wc[i].status),
-                     scnt, rcnt, ep.counters_report().c_str());
+                     wc[i].wr_id == kSendWrid ? "send" : "recv", wc_status_name(wc[i].status), scnt,
+                     rcnt, ep.counters_report().c_str());
         return 1;
       }
       if (wc[i].wr_id == kSendWrid) {
@@ -166,9 +168,9 @@ int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt) 
   // Let the last ACKs leave before the port closes.
   const auto t1 = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() - t1 < std::chrono::milliseconds(200)) ep.poll();
-  std::printf("pingpong: PASS %u iters of %u bytes each way in %.3f s = %.1f usec/iter (rocemu %s)\n",
-              opt.iters, opt.size_bytes, secs, secs * 1e6 / opt.iters,
-              opt.server ? "server" : "client");
+  std::printf(
+      "pingpong: PASS %u iters of %u bytes each way in %.3f s = %.1f usec/iter (rocemu %s)\n",
+      opt.iters, opt.size_bytes, secs, secs * 1e6 / opt.iters, opt.server ? "server" : "client");
   std::printf("%s", ep.counters_report().c_str());
   return 0;
 }

@@ -2,16 +2,19 @@
  * and the guest-side tool guest_rdma_check.c (C, runs in the rxe guest): the data pattern and
  * the TCP side-channel messages. Plain C so both compile it.
  *
- * Each side registers one region of 3*B bytes: [0,B) is the target of the peer's RDMA WRITE
- * (zeroed), [B,2B) holds this side's pattern (source of our WRITE, target of the peer's READ),
- * [2B,3B) receives our READ of the peer's [B,2B). The pattern is splitmix64(seed ^ word index)
- * per 8-byte word, so a misplaced, repeated or dropped packet shows up at its offset.
+ * Each side registers one region of 4*B bytes: [0,B) is the target of the peer's RDMA WRITE
+ * (zeroed), [B,2B) holds this side's pattern (source of our WRITE and SEND, target of the
+ * peer's READ), [2B,3B) receives our READ of the peer's [B,2B), [3B,4B) receives the peer's
+ * SEND (one RECV posted before the QP connects). Each side first WRITEs and READs, then SENDs.
+ * The pattern is splitmix64(seed ^ word index) per 8-byte word, so a misplaced, repeated or
+ * dropped packet shows up at its offset.
  *
  * Side channel (TCP, fixed-size NUL-padded messages, rocemu listens, the guest connects):
  *   guest -> rocemu  INFO  (kRcInfoBytes)   its QPN, PSN, region address, rkey, B, seed
  *   rocemu -> guest  INFO                   rocemu's (its QP is already RTS)
  *   guest -> rocemu  "GO"  (kRcCtlBytes)    the guest QP is RTS too: both may start
- *   each side        "DONE <n>"             its WRITE and READ completed; n = READ mismatches
+ *   each side        "DONE <n>"             its WRITE, READ, SEND and RECV completed;
+ *                                           n = mismatches in what it READ plus what it RECEIVED
  *   each side        "VERIFIED <n>"         after the peer's DONE: n = mismatches in [0,B)
  */
 #ifndef ROCEMU_APPS_INTEROP_RDMA_CHECK_PROTO_H_
@@ -25,6 +28,7 @@
 #define RC_CHECK_PORT 18516
 #define RC_INFO_BYTES 96
 #define RC_CTL_BYTES 32
+#define RC_REGIONS 4
 #define RC_INFO_FMT "RDMACHECK %06x %06x %016llx %08x %08x %016llx"
 
 static inline uint64_t rc_pattern_word(uint64_t seed, uint64_t index) {

@@ -16,8 +16,8 @@
 namespace rocemu::interop {
 
 struct ScenarioOptions {
-  std::string side_ip;      // our side-channel address (server: listen; client: unused)
-  std::string peer_side_ip; // the guest's side-channel address (client: connect)
+  std::string side_ip;          // our side-channel address (server: listen; client: unused)
+  std::string peer_side_ip;     // the guest's side-channel address (client: connect)
   uint32_t peer_roce_ipv4 = 0;  // host order
   bool server = true;
   uint32_t iters = 1000, size_bytes = 4096, rx_depth = 500;

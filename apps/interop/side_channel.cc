@@ -33,8 +33,10 @@ std::optional<PingpongDest> parse_pingpong_dest(const char* msg, size_t len) {
     out = 0;
     for (size_t i = at; i < at + n; ++i) {
       const char c = s[i];
-      int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-              : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      int v = c >= '0' && c <= '9'   ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                     : -1;
       if (v < 0) return false;
       out = out << 4 | static_cast<uint32_t>(v);
     }
@@ -110,7 +112,8 @@ TcpChannel TcpChannel::accept_one(const std::string& ip, uint16_t port, int time
   if (!wait_fd(ls, POLLIN, timeout_ms)) {
     ::close(ls);
     throw std::runtime_error("side channel: nobody connected to " + ip + ":" +
-                             std::to_string(port) + " within " + std::to_string(timeout_ms) + " ms");
+                             std::to_string(port) + " within " + std::to_string(timeout_ms) +
+                             " ms");
   }
   const int fd = ::accept4(ls, nullptr, nullptr, SOCK_CLOEXEC);
   ::close(ls);
@@ -124,7 +127,8 @@ TcpChannel TcpChannel::connect_to(const std::string& ip, uint16_t port, int time
   while (true) {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) fail("socket");
-    if (::connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) == 0) return TcpChannel(fd);
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) == 0)
+      return TcpChannel(fd);
     const int e = errno;
     ::close(fd);
     if (std::chrono::steady_clock::now() > deadline) {
@@ -142,7 +146,8 @@ TcpChannel::~TcpChannel() {
 void TcpChannel::send_all(const void* buf, size_t n, int timeout_ms) {
   size_t done = 0;
   while (done < n) {
-    if (!wait_fd(fd_, POLLOUT, timeout_ms)) throw std::runtime_error("side channel: send timed out");
+    if (!wait_fd(fd_, POLLOUT, timeout_ms))
+      throw std::runtime_error("side channel: send timed out");
     const ssize_t r = ::send(fd_, static_cast<const char*>(buf) + done, n - done, MSG_NOSIGNAL);
     if (r <= 0) fail("send");
     done += static_cast<size_t>(r);
@@ -154,7 +159,8 @@ void TcpChannel::recv_exact(void* buf, size_t n, int timeout_ms) {
   while (have < n) {
     if (!wait_fd(fd_, POLLIN, timeout_ms))
       throw std::runtime_error("side channel: peer sent " + std::to_string(have) + " of " +
-                               std::to_string(n) + " bytes within " + std::to_string(timeout_ms) + " ms");
+                               std::to_string(n) + " bytes within " + std::to_string(timeout_ms) +
+                               " ms");
     have = recv_some(buf, n, have);
   }
 }

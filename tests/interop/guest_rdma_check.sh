@@ -1,4 +1,4 @@
-# Guest: RDMA WRITE and READ of 4 MiB each way (4096 packets at IB MTU 1024: more than
+# Guest: RDMA WRITE, READ and SEND of 4 MiB each way (4096 packets at IB MTU 1024: more than
 # rocemu's 1024-packet window) against rocemu-interop rdma-check, every word verified on both
 # sides (apps/interop/guest_rdma_check.c, handed in by fw_cfg). Local ACK timeout 18
 # (4.096 us x 2^18 = 1.07 s) on both sides: this TCG guest can take longer than rxe's usual

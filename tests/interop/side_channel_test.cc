@@ -1,13 +1,14 @@
 // side_channel_test.cc — rc_pingpong's address message, ARP replies and the RDMA-check
 // pattern/messages, against bytes observed from Linux rxe's tools (tests/interop/standin_peer
 // run: the guest's rc_pingpong sent "0000:000011:de2123:00000000000000000000ffff0a4d000a").
+#include "apps/interop/side_channel.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 
 #include "apps/interop/arp_reply.h"
 #include "apps/interop/rdma_check_proto.h"
-#include "apps/interop/side_channel.h"
 
 namespace rocemu::interop {
 namespace {
