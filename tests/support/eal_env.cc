@@ -5,7 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -16,16 +16,6 @@
 namespace rocemu::test {
 
 namespace {
-bool hugetlbfs_mounted() {
-  std::FILE* f = std::fopen("/proc/mounts", "r");
-  if (!f) return false;
-  char line[512];
-  bool found = false;
-  while (!found && std::fgets(line, sizeof line, f)) found = std::strstr(line, " hugetlbfs ") != nullptr;
-  std::fclose(f);
-  return found;
-}
-
 bool try_init(std::vector<std::string> args) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -36,13 +26,23 @@ bool try_init(std::vector<std::string> args) {
   }
   return true;
 }
+// True if a hugetlbfs is mounted and the kernel has free huge pages.
+bool hugepages_available() {
+  std::ifstream mounts("/proc/mounts");
+  std::string line;
+  bool mounted = false;
+  while (std::getline(mounts, line)) mounted |= line.find(" hugetlbfs ") != std::string::npos;
+  std::ifstream meminfo("/proc/meminfo");
+  while (std::getline(meminfo, line))
+    if (line.rfind("HugePages_Free:", 0) == 0) return mounted && std::stol(line.substr(15)) > 0;
+  return false;
+}
 }  // namespace
 
 rte_mempool* test_mempool() {
   static rte_mempool* pool = [] {
-    // rte_eal_init cannot be retried in one process (its option state persists), so the
-    // mode is chosen up front: --in-memory only when a hugetlbfs is mounted.
-    if (!hugetlbfs_mounted() ||
+    // rte_eal_init cannot be retried in one process, so choose the mode before calling it.
+    if (!hugepages_available() ||
         !try_init({"rocemu-test", "-l", "0", "--no-pci", "--in-memory", "--no-telemetry",
                    "--log-level", "lib.eal:error"})) {
       if (!try_init({"rocemu-test", "-l", "0", "--no-pci", "--no-huge", "-m", "1024",

@@ -1,0 +1,34 @@
+// model_file.h — saving and loading exported agent weights (torch-free).
+//
+// Format (little-endian), version 1:
+//   magic "ROCEMUAG" (8 bytes) | u32 format version | u32 ModelKind |
+//   u32 dims[8] = {features, hidden, msg hidden, update hidden, readout hidden, actions,
+//                  message-passing steps, ACC hidden} | u32 networks (1, or ports for ACC) |
+//   u64 action_table_hash() | u64 payload floats | u64 FNV-1a of the payload bytes |
+//   payload: float32 weights, layer by layer (w row-major [out][in], then b), network by
+//   network, in the order of model_weights.h.
+// A model trained with other dimensions or another action table, or a truncated or
+// corrupted file, is refused with one ModelFileError naming the file and the reason.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "agent/model_weights.h"
+
+namespace rocemu::agent {
+
+inline constexpr uint32_t kModelFormatVersion = 1;
+
+class ModelFileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Writes `model` to `path` (via a temporary file renamed into place). Throws ModelFileError.
+void save_model(const std::string& path, const Model& model);
+
+/// Reads a model written by save_model. Throws ModelFileError (file, what was expected).
+Model load_model(const std::string& path);
+
+}  // namespace rocemu::agent

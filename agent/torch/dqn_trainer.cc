@@ -1,0 +1,411 @@
+// dqn_trainer.cc — LibTorch networks and the multi-agent DQN loop (the only TU with torch).
+//
+// GraphCC MPNN (Bernardez et al., Sec. 4): over a batch of B copies of the port graph
+// (node ids offset by b * N), h0 = features zero-padded to kHidden; for k < kMpSteps:
+//   m_uv = msg2(relu(msg1([h_v, h_u])))  for every edge u -> v,
+//   a_v  = [min_u m_uv, max_u m_uv]       (index_reduce amin/amax, include_self=false over
+//                                          zeros, so a port without ingress edges gets 0),
+//   h_v  = upd2(relu(upd1([h_v, a_v]))),
+// then Q_v = ro2(relu(ro1(h_v))). ACC (Yan et al. 2021): N independent 2-layer MLPs run as
+// one batched matrix product (bmm over the port dimension) — no parameter sharing.
+// DQN target: y = r + gamma * max_a Q_target(s', a); Huber loss on Q(s, a_taken) averaged
+// over every agent of every graph in the batch; Adam; gradient-norm clipping.
+#include <torch/torch.h>
+
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <numeric>
+#include <stdexcept>
+
+#include "agent/dqn_trainer.h"
+#include "agent/fast_mpnn.h"
+#include "agent/port_features.h"
+
+namespace rocemu::agent {
+
+namespace {
+
+namespace F = torch::nn::functional;
+
+struct MpnnNetImpl : torch::nn::Module {
+  MpnnNetImpl()
+      : msg1(register_module("msg1", torch::nn::Linear(2 * kHidden, kMsgHidden))),
+        msg2(register_module("msg2", torch::nn::Linear(kMsgHidden, kHidden))),
+        upd1(register_module("upd1", torch::nn::Linear(3 * kHidden, kUpdHidden))),
+        upd2(register_module("upd2", torch::nn::Linear(kUpdHidden, kHidden))),
+        ro1(register_module("ro1", torch::nn::Linear(kHidden, kReadoutHidden))),
+        ro2(register_module("ro2", torch::nn::Linear(kReadoutHidden, kNumActions))) {}
+
+  /// x: [M, kNumFeatures]; src, dst: [E] int64 node ids in [0, M). Returns [M, kNumActions].
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& src, const torch::Tensor& dst) {
+    const int64_t m = x.size(0);
+    torch::Tensor h = F::pad(x, F::PadFuncOptions({0, kHidden - kNumFeatures}));
+    for (int k = 0; k < kMpSteps; ++k) {
+      const auto msg =
+          msg2(torch::relu(msg1(torch::cat({h.index_select(0, dst), h.index_select(0, src)}, 1))));
+      const auto zeros = torch::zeros({m, kHidden}, msg.options());
+      const auto mn = zeros.index_reduce(0, dst, msg, "amin", /*include_self=*/false);
+      const auto mx = zeros.index_reduce(0, dst, msg, "amax", /*include_self=*/false);
+      h = upd2(torch::relu(upd1(torch::cat({h, mn, mx}, 1))));
+    }
+    return ro2(torch::relu(ro1(h)));
+  }
+
+  std::vector<torch::nn::Linear> layers() const { return {msg1, msg2, upd1, upd2, ro1, ro2}; }
+
+  torch::nn::Linear msg1, msg2, upd1, upd2, ro1, ro2;
+};
+TORCH_MODULE(MpnnNet);
+
+struct AccNetsImpl : torch::nn::Module {
+  explicit AccNetsImpl(int n) {
+    // Same initialisation as torch::nn::Linear: U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+    auto u = [](std::vector<int64_t> shape, int fan_in) {
+      const double b = 1.0 / std::sqrt(static_cast<double>(fan_in));
+      return torch::empty(shape).uniform_(-b, b);
+    };
+    w1 = register_parameter("w1", u({n, kAccHidden, kAccInputs}, kAccInputs));
+    b1 = register_parameter("b1", u({n, kAccHidden}, kAccInputs));
+    w2 = register_parameter("w2", u({n, kNumActions, kAccHidden}, kAccHidden));
+    b2 = register_parameter("b2", u({n, kNumActions}, kAccHidden));
+  }
+  /// x: [B, N, kAccInputs] -> [B, N, kNumActions].
+  torch::Tensor forward(const torch::Tensor& x) {
+    const auto xt = x.transpose(0, 1);  // [N, B, in]
+    const auto h = torch::relu(torch::baddbmm(b1.unsqueeze(1), xt, w1.transpose(1, 2)));
+    return torch::baddbmm(b2.unsqueeze(1), h, w2.transpose(1, 2)).transpose(0, 1);
+  }
+  torch::Tensor w1, b1, w2, b2;
+};
+TORCH_MODULE(AccNets);
+
+void copy_out(const torch::Tensor& t, float* dst, size_t n) {
+  const auto c = t.detach().contiguous();
+  if (static_cast<size_t>(c.numel()) != n) throw std::logic_error("layer size mismatch on export");
+  std::memcpy(dst, c.data_ptr<float>(), n * sizeof(float));
+}
+
+void copy_in(torch::Tensor& t, const float* src, size_t n) {
+  if (static_cast<size_t>(t.numel()) != n) throw std::logic_error("layer size mismatch on import");
+  torch::NoGradGuard ng;
+  t.copy_(torch::from_blob(const_cast<float*>(src), t.sizes(), torch::kFloat32));
+}
+
+}  // namespace
+
+void init_torch_threads() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    at::set_num_threads(1);
+    try {
+      at::set_num_interop_threads(1);
+    } catch (const std::exception&) {
+      // Already fixed by someone else in this process (it may only be set once).
+    }
+  });
+}
+
+struct DqnTrainer::Impl {
+  Impl(const PortGraph& g, DqnConfig d, RewardConfig r, FeatureConfig f)
+      : graph(g), cfg(d), reward(r), features(f), n(g.num_agents()),
+        replay(g.num_agents(), d.replay_capacity), explore_rng(d.seed, "dqn-explore"),
+        sample_rng(d.seed, "dqn-replay"), tracker(graph, f) {
+    init_torch_threads();
+    torch::manual_seed(cfg.seed);
+    if (cfg.kind == ModelKind::kGraphCc) {
+      online_mpnn = MpnnNet();
+      target_mpnn = MpnnNet();
+      optimizer = std::make_unique<torch::optim::Adam>(
+          online_mpnn->parameters(), torch::optim::AdamOptions(cfg.learning_rate));
+    } else {
+      online_acc = AccNets(n);
+      target_acc = AccNets(n);
+      optimizer = std::make_unique<torch::optim::Adam>(
+          online_acc->parameters(), torch::optim::AdamOptions(cfg.learning_rate));
+    }
+    src1 = torch::tensor(std::vector<int64_t>(g.edge_src().begin(), g.edge_src().end()), torch::kInt64);
+    dst1 = torch::tensor(std::vector<int64_t>(g.edge_dst().begin(), g.edge_dst().end()), torch::kInt64);
+    sync_target();
+    refresh_fast();
+  }
+
+  torch::nn::Module& online() {
+    return online_mpnn ? static_cast<torch::nn::Module&>(*online_mpnn)
+                       : static_cast<torch::nn::Module&>(*online_acc);
+  }
+  torch::nn::Module& target() {
+    return target_mpnn ? static_cast<torch::nn::Module&>(*target_mpnn)
+                       : static_cast<torch::nn::Module&>(*target_acc);
+  }
+
+  void sync_target() {
+    torch::NoGradGuard ng;
+    auto src = online().parameters();
+    auto dst = target().parameters();
+    for (size_t i = 0; i < src.size(); ++i) dst[i].copy_(src[i]);
+  }
+
+  Model export_model() const {
+    Model m;
+    m.kind = cfg.kind;
+    if (cfg.kind == ModelKind::kGraphCc) {
+      auto layers = online_mpnn->layers();
+      size_t i = 0;
+      m.mpnn.for_each_layer([&](float* w, size_t nw, float* b, size_t nb) {
+        copy_out(layers[i]->weight, w, nw);
+        copy_out(layers[i]->bias, b, nb);
+        ++i;
+      });
+    } else {
+      m.acc.resize(static_cast<size_t>(n));
+      for (int v = 0; v < n; ++v) {
+        copy_out(online_acc->w1[v], m.acc[v].l1.w.data(), m.acc[v].l1.w.size());
+        copy_out(online_acc->b1[v], m.acc[v].l1.b.data(), m.acc[v].l1.b.size());
+        copy_out(online_acc->w2[v], m.acc[v].l2.w.data(), m.acc[v].l2.w.size());
+        copy_out(online_acc->b2[v], m.acc[v].l2.b.data(), m.acc[v].l2.b.size());
+      }
+    }
+    return m;
+  }
+
+  void import_model(const Model& m) {
+    if (m.kind != cfg.kind) throw std::invalid_argument("model kind differs from the trainer's");
+    if (cfg.kind == ModelKind::kGraphCc) {
+      auto layers = online_mpnn->layers();
+      size_t i = 0;
+      m.mpnn.for_each_layer([&](const float* w, size_t nw, const float* b, size_t nb) {
+        copy_in(layers[i]->weight, w, nw);
+        copy_in(layers[i]->bias, b, nb);
+        ++i;
+      });
+    } else {
+      if (static_cast<int>(m.acc.size()) != n)
+        throw std::invalid_argument("ACC model has " + std::to_string(m.acc.size()) +
+                                    " networks, the graph has " + std::to_string(n) + " agents");
+      for (int v = 0; v < n; ++v) {
+        auto w1 = online_acc->w1[v], b1 = online_acc->b1[v];
+        auto w2 = online_acc->w2[v], b2 = online_acc->b2[v];
+        copy_in(w1, m.acc[v].l1.w.data(), m.acc[v].l1.w.size());
+        copy_in(b1, m.acc[v].l1.b.data(), m.acc[v].l1.b.size());
+        copy_in(w2, m.acc[v].l2.w.data(), m.acc[v].l2.w.size());
+        copy_in(b2, m.acc[v].l2.b.data(), m.acc[v].l2.b.size());
+      }
+    }
+    sync_target();
+    refresh_fast();
+  }
+
+  // The acting networks follow the online network after every gradient step.
+  void refresh_fast() {
+    const Model m = export_model();
+    if (cfg.kind == ModelKind::kGraphCc) fast_mpnn = std::make_unique<FastMpnn>(m.mpnn, graph);
+    else fast_acc = std::make_unique<FastAccNets>(m.acc);
+  }
+
+  void greedy_fast(const FeatureTracker& t, uint16_t* out) {
+    if (fast_mpnn) fast_mpnn->greedy(t.features().data(), out);
+    else fast_acc->greedy(t.features().data(), t.settings().data(), out);
+  }
+
+  // Q-values [B*N, A] of a batch of observations [B*N, kObsDim].
+  torch::Tensor forward(bool use_target, const torch::Tensor& obs, int batch) {
+    if (cfg.kind == ModelKind::kGraphCc) {
+      const auto& [src, dst] = batched_edges(batch);
+      auto& net = use_target ? target_mpnn : online_mpnn;
+      return net->forward(obs.narrow(1, 0, kNumFeatures), src, dst);
+    }
+    auto& net = use_target ? target_acc : online_acc;
+    return net->forward(obs.view({batch, n, kObsDim})).reshape({batch * n, kNumActions});
+  }
+
+  const std::pair<torch::Tensor, torch::Tensor>& batched_edges(int batch) {
+    if (edges_batch != batch) {
+      std::vector<torch::Tensor> s, d;
+      for (int b = 0; b < batch; ++b) {
+        s.push_back(src1 + static_cast<int64_t>(b) * n);
+        d.push_back(dst1 + static_cast<int64_t>(b) * n);
+      }
+      edges = {torch::cat(s), torch::cat(d)};
+      edges_batch = batch;
+    }
+    return edges;
+  }
+
+  double train_batch() {
+    if (replay.size() == 0) return 0.0;
+    const int b = cfg.batch_graphs;
+    replay.sample(sample_rng, b, idx);
+    const int64_t rows = static_cast<int64_t>(b) * n;
+    auto obs = torch::empty({rows, kObsDim});
+    auto next = torch::empty({rows, kObsDim});
+    auto act = torch::empty({rows}, torch::kInt64);
+    auto rew = torch::empty({rows});
+    float* po = obs.data_ptr<float>();
+    float* pn = next.data_ptr<float>();
+    int64_t* pa = act.data_ptr<int64_t>();
+    float* pr = rew.data_ptr<float>();
+    const size_t per = static_cast<size_t>(n) * kObsDim;
+    for (int i = 0; i < b; ++i) {
+      std::memcpy(po + i * per, replay.obs(idx[i]), per * sizeof(float));
+      std::memcpy(pn + i * per, replay.next_obs(idx[i]), per * sizeof(float));
+      const uint16_t* a = replay.actions(idx[i]);
+      for (int v = 0; v < n; ++v) pa[static_cast<int64_t>(i) * n + v] = a[v];
+      std::memcpy(pr + static_cast<size_t>(i) * n, replay.rewards(idx[i]), n * sizeof(float));
+    }
+    torch::Tensor y;
+    {
+      torch::NoGradGuard ng;
+      y = rew + cfg.gamma * std::get<0>(forward(true, next, b).max(1));
+    }
+    const auto q = forward(false, obs, b).gather(1, act.unsqueeze(1)).squeeze(1);
+    auto loss = torch::huber_loss(q, y, at::Reduction::Mean, cfg.huber_delta);
+    optimizer->zero_grad();
+    loss.backward();
+    torch::nn::utils::clip_grad_norm_(online().parameters(), cfg.grad_clip_norm);
+    optimizer->step();
+    ++gradient_steps;
+    last_loss = loss.item<double>();
+    return last_loss;
+  }
+
+  void begin_episode(Environment& env) {
+    const auto snaps = env.reset(cfg.seed * 1'000'003ULL + static_cast<uint64_t>(episodes++));
+    tracker.reset();
+    tracker.update(snaps);
+    settings = make_switch_settings(graph);
+    need_reset = false;
+  }
+
+  TrainStats train(Environment& env, int steps, const std::function<void(const StepLog&)>& on_step) {
+    std::vector<uint16_t> actions(static_cast<size_t>(n));
+    std::vector<float> obs, next_obs, rewards(static_cast<size_t>(n));
+    for (int i = 0; i < steps; ++i) {
+      if (need_reset) begin_episode(env);
+      observation(tracker, obs);
+      const double eps = cfg.epsilon(env_steps);
+      greedy_fast(tracker, actions.data());
+      for (auto& a : actions)
+        if (explore_rng.uniform() < eps) a = static_cast<uint16_t>(explore_rng.below(kNumActions));
+      apply_actions(graph, actions, settings);
+      const StepResult res = env.step(settings);
+      tracker.update(res.snapshots);
+      observation(tracker, next_obs);
+      double sum = 0.0;
+      for (int v = 0; v < n; ++v) {
+        rewards[v] = static_cast<float>(reward.reward(tracker.utilisation(v), tracker.queue(v)));
+        sum += rewards[v];
+      }
+      replay.push(obs, actions, rewards, next_obs);
+      ++env_steps;
+      if (replay.size() >= cfg.warmup_steps && env_steps % cfg.train_every == 0) {
+        train_batch();
+        refresh_fast();
+      }
+      if (env_steps % cfg.target_sync_steps == 0) sync_target();
+      if (res.done) need_reset = true;
+      const double mean = n > 0 ? sum / n : 0.0;
+      recent.push_back(mean);
+      if (recent.size() > 100) recent.pop_front();
+      if (on_step) on_step(StepLog{env_steps, eps, mean, last_loss});
+    }
+    TrainStats s;
+    s.env_steps = env_steps;
+    s.gradient_steps = gradient_steps;
+    s.last_loss = last_loss;
+    s.mean_reward_last_100 =
+        recent.empty() ? 0.0 : std::accumulate(recent.begin(), recent.end(), 0.0) / recent.size();
+    return s;
+  }
+
+  double evaluate(Environment& env, int steps, uint64_t seed) {
+    FeatureTracker t(graph, features);
+    auto s = make_switch_settings(graph);
+    std::vector<uint16_t> actions(static_cast<size_t>(n));
+    t.update(env.reset(seed));
+    double sum = 0.0;
+    for (int i = 0; i < steps; ++i) {
+      greedy_fast(t, actions.data());
+      apply_actions(graph, actions, s);
+      const StepResult res = env.step(s);
+      t.update(res.snapshots);
+      for (int v = 0; v < n; ++v) sum += reward.reward(t.utilisation(v), t.queue(v));
+      if (res.done && i + 1 < steps) {
+        t.reset();
+        t.update(env.reset(seed + static_cast<uint64_t>(i) + 1));
+      }
+    }
+    need_reset = true;  // the environment no longer holds the training episode
+    return steps > 0 && n > 0 ? sum / (static_cast<double>(steps) * n) : 0.0;
+  }
+
+  torch::Tensor single_obs(const float* f, const float* s) const {
+    auto obs = torch::empty({n, kObsDim});
+    float* p = obs.data_ptr<float>();
+    for (int v = 0; v < n; ++v) {
+      std::memcpy(p + v * kObsDim, f + v * kNumFeatures, kNumFeatures * sizeof(float));
+      if (s) std::memcpy(p + v * kObsDim + kNumFeatures, s + v * kNumSettingFeatures,
+                         kNumSettingFeatures * sizeof(float));
+      else std::fill(p + v * kObsDim + kNumFeatures, p + (v + 1) * kObsDim, 0.0f);
+    }
+    return obs;
+  }
+
+  PortGraph graph;
+  DqnConfig cfg;
+  RewardConfig reward;
+  FeatureConfig features;
+  int n;
+  ReplayBuffer replay;
+  Rng explore_rng, sample_rng;
+  FeatureTracker tracker;
+  MpnnNet online_mpnn{nullptr}, target_mpnn{nullptr};
+  AccNets online_acc{nullptr}, target_acc{nullptr};
+  std::unique_ptr<torch::optim::Adam> optimizer;
+  torch::Tensor src1, dst1;
+  std::pair<torch::Tensor, torch::Tensor> edges;
+  int edges_batch = -1;
+  std::unique_ptr<FastMpnn> fast_mpnn;
+  std::unique_ptr<FastAccNets> fast_acc;
+  std::vector<SwitchEcn> settings;
+  std::vector<int> idx;
+  std::deque<double> recent;
+  bool need_reset = true;
+  int64_t env_steps = 0, gradient_steps = 0, episodes = 0;
+  double last_loss = 0.0;
+};
+
+DqnTrainer::DqnTrainer(const PortGraph& graph, DqnConfig dqn, RewardConfig reward,
+                       FeatureConfig features)
+    : impl_(std::make_unique<Impl>(graph, dqn, reward, features)) {}
+DqnTrainer::~DqnTrainer() = default;
+
+TrainStats DqnTrainer::train(Environment& env, int steps,
+                             const std::function<void(const StepLog&)>& on_step) {
+  return impl_->train(env, steps, on_step);
+}
+double DqnTrainer::evaluate(Environment& env, int steps, uint64_t seed) {
+  return impl_->evaluate(env, steps, seed);
+}
+double DqnTrainer::train_batch() { return impl_->train_batch(); }
+void DqnTrainer::sync_target() { impl_->sync_target(); }
+Model DqnTrainer::export_model() const { return impl_->export_model(); }
+void DqnTrainer::import_model(const Model& model) { impl_->import_model(model); }
+ReplayBuffer& DqnTrainer::replay() noexcept { return impl_->replay; }
+const PortGraph& DqnTrainer::graph() const noexcept { return impl_->graph; }
+
+std::vector<float> DqnTrainer::torch_q_values(const float* features, const float* settings) const {
+  c10::InferenceMode guard;
+  const auto q = impl_->forward(false, impl_->single_obs(features, settings), 1).contiguous();
+  return std::vector<float>(q.data_ptr<float>(), q.data_ptr<float>() + q.numel());
+}
+
+void DqnTrainer::torch_greedy(const float* features, const float* settings, uint16_t* actions) const {
+  c10::InferenceMode guard;
+  const auto a = impl_->forward(false, impl_->single_obs(features, settings), 1).argmax(1).contiguous();
+  const int64_t* p = a.data_ptr<int64_t>();
+  for (int v = 0; v < impl_->n; ++v) actions[v] = static_cast<uint16_t>(p[v]);
+}
+
+}  // namespace rocemu::agent

@@ -1,0 +1,33 @@
+// workload_topology.cc — hosts and per-pair ideal-FCT parameters from the topology.
+#include "fabric/workload/workload_topology.h"
+
+namespace rocemu::workload {
+
+std::vector<HostSpec> hosts_from_topology(const Topology& topo) {
+  std::vector<HostSpec> out;
+  for (uint32_t h : topo.hosts()) {
+    uint64_t rate = 0;
+    for (const TopoPort& p : topo.node(h).ports) {
+      const TopoLink& l = topo.links().at(p.link);
+      if (l.up) {
+        rate = l.rate_bps;
+        break;
+      }
+    }
+    out.push_back(HostSpec{h, rate});
+  }
+  return out;
+}
+
+IdealFctParams ideal_fct_params(const Topology& topo, uint32_t src, uint32_t dst,
+                                uint32_t mtu_bytes, bool count_fcs) {
+  const Topology::PathInfo path = topo.path_info(src, dst);
+  IdealFctParams p;
+  p.base_rtt_ns = 2 * path.delay_ns;
+  p.bottleneck_bps = path.bottleneck_bps;
+  p.mtu_bytes = mtu_bytes;
+  p.count_fcs = count_fcs;
+  return p;
+}
+
+}  // namespace rocemu::workload

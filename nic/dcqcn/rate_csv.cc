@@ -1,0 +1,25 @@
+// rate_csv.cc — DCQCN telemetry samples and CSV rows (see rate_csv.h).
+#include "nic/dcqcn/rate_csv.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace rocemu::dcqcn {
+
+RpSample sample_rp(DcqcnRp& rp, uint32_t qp, TimeNs now) noexcept {
+  rp.advance(now);
+  return RpSample{now, qp, rp.rate_bps(), rp.target_bps(), rp.alpha(), rp.counters().cnps};
+}
+
+RateCsvWriter::RateCsvWriter(std::ostream& out) : out_(&out) { *out_ << kHeader << '\n'; }
+
+void RateCsvWriter::write(const RpSample& s) {
+  char line[160];
+  const int n = std::snprintf(line, sizeof(line), "%" PRId64 ",%u,%.6f,%.6f,%.6f,%" PRIu64 "\n",
+                              s.time_ns, s.qp, s.rate_bps / 1e9, s.target_bps / 1e9, s.alpha,
+                              s.cnps);
+  if (n > 0) out_->write(line, n < static_cast<int>(sizeof(line)) ? n : sizeof(line) - 1);
+  ++rows_;
+}
+
+}  // namespace rocemu::dcqcn

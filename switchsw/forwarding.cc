@@ -1,0 +1,59 @@
+// forwarding.cc — construction of the route table from the topology; drop-reason names.
+#include "switchsw/forwarding.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace rocemu::sw {
+
+const char* rx_drop_name(RxDrop d) noexcept {
+  switch (d) {
+    case RxDrop::kShort: return "short";
+    case RxDrop::kNotIpv4: return "not_ipv4";
+    case RxDrop::kBadIhl: return "bad_ihl";
+    case RxDrop::kBadLength: return "bad_length";
+    case RxDrop::kBadControl: return "bad_control";
+    case RxDrop::kUnknownDst: return "unknown_dst";
+    case RxDrop::kTtlExpired: return "ttl_expired";
+    case RxDrop::kBufferFull: return "buffer_full";
+    case RxDrop::kHeadroomFull: return "headroom_full";
+    case RxDrop::kCount: break;
+  }
+  return "unknown";
+}
+
+DropReason to_drop_reason(RxDrop d) noexcept {
+  switch (d) {
+    case RxDrop::kUnknownDst: return DropReason::kNoRoute;
+    case RxDrop::kTtlExpired: return DropReason::kTtlExpired;
+    case RxDrop::kBufferFull: return DropReason::kBufferFull;
+    case RxDrop::kHeadroomFull: return DropReason::kHeadroomFull;
+    default: return DropReason::kMalformed;
+  }
+}
+
+RouteTable::RouteTable(const Topology& topo, uint32_t node, uint64_t salt) : salt_(salt) {
+  const auto all = topo.shortest_path_ports();
+  const auto& mine = all.at(node);
+  size_t n = 0;
+  for (uint32_t h : topo.hosts())
+    if (!mine[h].empty()) ++n;
+  const size_t cap = std::bit_ceil(std::max<size_t>(4, n * 2));
+  slots_.assign(cap, Entry{});
+  mask_ = static_cast<uint32_t>(cap - 1);
+  for (uint32_t h : topo.hosts()) {
+    const auto& ports = mine[h];
+    if (ports.empty()) continue;
+    Entry e;
+    e.ipv4 = topo.node(h).ipv4;
+    e.first = static_cast<uint16_t>(next_hops_.size());
+    e.count = static_cast<uint16_t>(ports.size());
+    next_hops_.insert(next_hops_.end(), ports.begin(), ports.end());
+    uint32_t i = slot_of(e.ipv4);
+    while (slots_[i].count != 0 && slots_[i].ipv4 != e.ipv4) i = (i + 1) & mask_;
+    slots_[i] = e;
+    ++routes_;
+  }
+}
+
+}  // namespace rocemu::sw

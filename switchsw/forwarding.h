@@ -1,0 +1,100 @@
+// forwarding.h — static IPv4 routes with ECMP, and the per-packet L3 rewrite of the switch.
+//
+// Routes come from Topology::shortest_path_ports() (equal-cost next-hop ports per host
+// destination). Lookup is an open-addressing hash table keyed by the destination address
+// (no allocation after construction). ECMP picks a next hop from a hash of the 5-tuple
+// (src/dst IPv4, protocol, UDP/TCP ports) salted per switch, so one flow keeps one path and a
+// run replays for a given seed (RFC 2992 hash-threshold selection, Lemire multiply-shift).
+// The TTL decrement updates the IPv4 checksum incrementally (RFC 1624 eqn. 3); the RoCEv2
+// ICRC masks TTL and TOS, so it stays valid. Units: addresses in host byte order.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/telemetry.h"
+#include "common/topology.h"
+#include "common/wire.h"
+
+namespace rocemu::sw {
+
+/// Why the switch refused a frame (finer than telemetry's DropReason; see to_drop_reason()).
+enum class RxDrop : uint8_t {
+  kShort = 0,      // shorter than its headers
+  kNotIpv4,        // ethertype not IPv4 (and not PFC), or IP version != 4
+  kBadIhl,         // IHL < 5
+  kBadLength,      // IPv4 total length inconsistent with the frame
+  kBadControl,     // MAC control frame that is not a valid PFC frame
+  kUnknownDst,     // no route to the destination address
+  kTtlExpired,     // TTL <= 1
+  kBufferFull,     // shared-buffer admission refused a lossy packet
+  kHeadroomFull,   // lossless packet with headroom exhausted
+  kCount
+};
+inline constexpr int kNumRxDrops = static_cast<int>(RxDrop::kCount);
+const char* rx_drop_name(RxDrop d) noexcept;
+DropReason to_drop_reason(RxDrop d) noexcept;
+
+/// Deterministic 32-bit hash of a 5-tuple, salted.
+inline uint32_t ecmp_hash(uint32_t src, uint32_t dst, uint8_t proto, uint16_t sport,
+                          uint16_t dport, uint64_t salt) noexcept {
+  auto mix = [](uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  uint64_t h = mix(salt ^ (uint64_t{src} << 32 | dst));
+  h = mix(h ^ (uint64_t{proto} << 32 | uint64_t{sport} << 16 | dport));
+  return static_cast<uint32_t>(h >> 32);
+}
+
+/// Decrements the TTL of `ip` (> 1) and updates its checksum incrementally.
+inline void decrement_ttl(wire::Ipv4& ip) noexcept {
+  const uint16_t old_word = static_cast<uint16_t>(ip.ttl << 8 | ip.protocol);
+  ip.ttl = static_cast<uint8_t>(ip.ttl - 1);
+  const uint16_t new_word = static_cast<uint16_t>(ip.ttl << 8 | ip.protocol);
+  uint32_t sum = static_cast<uint16_t>(~ip.checksum()) + static_cast<uint16_t>(~old_word) + new_word;
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  ip.set_checksum(static_cast<uint16_t>(~sum));
+}
+
+class RouteTable {
+ public:
+  /// Routes of switch `node` of `topo` towards every reachable host.
+  RouteTable(const Topology& topo, uint32_t node, uint64_t salt);
+
+  struct Entry {
+    uint32_t ipv4 = 0;
+    uint16_t first = 0;  // index into next_hops()
+    uint16_t count = 0;  // 0 = empty slot
+  };
+
+  /// The route to `ipv4`, or nullptr if none.
+  const Entry* find(uint32_t ipv4) const noexcept {
+    uint32_t i = slot_of(ipv4);
+    while (true) {
+      const Entry& e = slots_[i];
+      if (e.count == 0) return nullptr;
+      if (e.ipv4 == ipv4) return &e;
+      i = (i + 1) & mask_;
+    }
+  }
+  /// Egress port for a flow hashing to `hash` along route `e`.
+  uint16_t select(const Entry& e, uint32_t hash) const noexcept {
+    return next_hops_[e.first + ((uint64_t{hash} * e.count) >> 32)];
+  }
+  uint64_t salt() const noexcept { return salt_; }
+  size_t size() const noexcept { return routes_; }
+
+ private:
+  uint32_t slot_of(uint32_t ipv4) const noexcept {
+    return static_cast<uint32_t>((uint64_t{ipv4} * 0x9e3779b97f4a7c15ULL) >> 32) & mask_;
+  }
+  std::vector<Entry> slots_;
+  std::vector<uint16_t> next_hops_;
+  uint32_t mask_ = 0;
+  uint64_t salt_;
+  size_t routes_ = 0;
+};
+
+}  // namespace rocemu::sw

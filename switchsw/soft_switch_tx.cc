@@ -1,0 +1,201 @@
+// soft_switch_tx.cc — the transmit side of the soft switch: PFC frames first, then strict
+// priority over control queues, DWRR (Shreedhar & Varghese, 1995) or RR over data queues,
+// RED-ECN marking at dequeue, PFC resume (XON) and refresh, counters, snapshots, set_ecn.
+#include <rte_mbuf.h>
+
+#include <algorithm>
+#include <bit>
+
+#include "switchsw/soft_switch.h"
+#include "switchsw/queue_meta.h"
+
+namespace rocemu::sw {
+
+namespace {
+using detail::meta;
+using detail::QueueMeta;
+}  // namespace
+
+rte_mbuf* SoftSwitch::tx(uint16_t port, TimeNs now) noexcept {
+  last_now_ = now;
+  if (ecn_dirty_.load(std::memory_order_acquire)) [[unlikely]]
+    apply_pending_ecn();
+  PortState& p = ports_[port];
+  if ((p.pending_xoff | p.pending_xon) != 0) [[unlikely]] {
+    if (rte_mbuf* f = build_pfc(port)) return f;
+  }
+  if (p.nonempty == 0) return nullptr;
+  return dequeue(port, now);
+}
+
+int SoftSwitch::pick_data_queue(PortState& p, uint8_t eligible) noexcept {
+  // Deficit round robin over data_prios_. Each visit to an eligible queue credits its
+  // quantum once; the head is served when the deficit covers it. A quantum is at least
+  // 1518 B, so a 9 KB frame waits at most 7 rounds: the loop bound below covers that.
+  const int n = num_data_prios_;
+  for (int step = 0; step < 8 * n + 1; ++step) {
+    const int qi = p.rr_cur;
+    const int prio = data_prios_[qi];
+    if ((eligible >> prio) & 1) {
+      if (!dwrr_) {
+        p.rr_cur = static_cast<uint8_t>((qi + 1) % n);
+        return prio;
+      }
+      if (!p.rr_credited) {
+        p.deficit[qi] += quantum_bytes_[qi];
+        p.rr_credited = true;
+      }
+      if (p.deficit[qi] >= static_cast<int32_t>(rte_pktmbuf_pkt_len(p.fifo[prio].head))) return prio;
+    } else {
+      p.deficit[qi] = 0;
+    }
+    p.rr_cur = static_cast<uint8_t>((qi + 1) % n);
+    p.rr_credited = false;
+  }
+  return -1;
+}
+
+rte_mbuf* SoftSwitch::dequeue(uint16_t port, TimeNs now) noexcept {
+  PortState& p = ports_[port];
+  const uint8_t eligible = static_cast<uint8_t>(p.nonempty & ~p.pause.paused_mask(now));
+  if (eligible == 0) return nullptr;
+  int prio = -1;
+  if (const uint8_t ctl = eligible & control_mask_; ctl != 0) {
+    prio = 7 - std::countl_zero(static_cast<uint32_t>(ctl) << 24);  // highest control priority
+  } else {
+    prio = pick_data_queue(p, eligible);
+    if (prio < 0) [[unlikely]]
+      return nullptr;
+  }
+  Fifo& f = p.fifo[prio];
+  rte_mbuf* m = f.head;
+  QueueMeta* qm = meta(m, dynfield_off_);
+  f.head = qm->next;
+  const uint32_t len = rte_pktmbuf_pkt_len(m);
+  if (!f.head) {
+    f.tail = nullptr;
+    p.nonempty = static_cast<uint8_t>(p.nonempty & ~(1u << prio));
+  }
+  if (!((control_mask_ >> prio) & 1) && dwrr_) {
+    const int qi = p.rr_cur;  // pick_data_queue left rr_cur on the served queue
+    p.deficit[qi] -= static_cast<int32_t>(len);
+    if (!f.head) {
+      p.deficit[qi] = 0;
+      p.rr_cur = static_cast<uint8_t>((qi + 1) % num_data_prios_);
+      p.rr_credited = false;
+    }
+  }
+
+  const uint16_t in_port = qm->in_port;
+  mmu_.egress_release(port, prio, len);
+  mmu_.ingress_release(in_port, prio, len);
+  PortState& in = ports_[in_port];
+  if ((in.xoff_active >> prio) & 1 && mmu_.should_resume(in_port, prio)) [[unlikely]] {
+    const auto bit = static_cast<uint8_t>(1u << prio);
+    in.xoff_active = static_cast<uint8_t>(in.xoff_active & ~bit);
+    in.pending_xoff = static_cast<uint8_t>(in.pending_xoff & ~bit);
+    in.pending_xon |= bit;
+    deadline_dirty_ = true;
+  }
+
+  // RED-ECN on the bytes the packet leaves behind; ECT packets of data queues only.
+  if (ecn_enabled_ && !((control_mask_ >> prio) & 1)) {
+    auto* ip = rte_pktmbuf_mtod_offset(m, wire::Ipv4*, wire::kIpOff);
+    const uint8_t ecn = ip->ecn();
+    if ((ecn == wire::kEcnEct0 || ecn == wire::kEcnEct1) &&
+        p.red.mark(mmu_.egress_bytes(port, prio), rng_)) {
+      ip->set_tos_update_checksum(static_cast<uint8_t>((ip->tos & 0xfc) | wire::kEcnCe));
+      ++p.ctr.ecn_marked_packets;
+      p.ctr.ecn_marked_bytes += len;
+    }
+  }
+  p.ctr.tx_bytes += len;
+  ++p.ctr.tx_packets;
+  return m;
+}
+
+TimeNs SoftSwitch::compute_deadline(TimeNs now) const noexcept {
+  TimeNs t = kNever;
+  for (const PortState& p : ports_) {
+    for (int i = 0; i < kNumPriorities; ++i)
+      if ((p.xoff_active >> i) & 1) t = std::min(t, p.xoff_refresh_at[i]);
+    if (p.nonempty) t = std::min(t, p.pause.next_expiry(p.nonempty, now));
+  }
+  return t;
+}
+
+TimeNs SoftSwitch::next_deadline() const noexcept {
+  if (deadline_dirty_) {
+    deadline_ = compute_deadline(last_now_);
+    deadline_dirty_ = false;
+  }
+  return deadline_;
+}
+
+void SoftSwitch::on_timer(TimeNs now) noexcept {
+  last_now_ = now;
+  for (PortState& p : ports_) {
+    for (int i = 0; i < kNumPriorities; ++i) {
+      if (((p.xoff_active >> i) & 1) && p.xoff_refresh_at[i] <= now) {
+        p.pending_xoff = static_cast<uint8_t>(p.pending_xoff | (1u << i));
+        p.xoff_refresh_at[i] = now + p.pause_ns / 2;
+      }
+    }
+  }
+  deadline_dirty_ = true;
+}
+
+uint64_t SoftSwitch::total_drops() const noexcept {
+  uint64_t s = 0;
+  for (const auto& p : ports_)
+    for (uint64_t d : p.drops) s += d;
+  return s;
+}
+
+SwitchSnapshot SoftSwitch::snapshot(TimeNs now) const {
+  SwitchSnapshot s;
+  s.at_ns = now;
+  s.node = node_;
+  s.port_rate_bps.reserve(ports_.size());
+  s.ecn.reserve(ports_.size());
+  s.ports.reserve(ports_.size());
+  for (uint16_t i = 0; i < ports_.size(); ++i) {
+    const PortState& p = ports_[i];
+    s.port_rate_bps.push_back(p.rate_bps);
+    s.ecn.push_back(p.red.setting());
+    PortCounters c = p.ctr;
+    for (int q = 0; q < kNumPriorities; ++q) {
+      c.queue_bytes[q] = mmu_.egress_bytes(i, q);
+      c.pfc_pauses_received[q] = p.pause.pauses_received(q);
+      c.paused_ns[q] = p.pause.paused_ns(q, now);
+    }
+    s.ports.push_back(c);
+  }
+  return s;
+}
+
+std::string SoftSwitch::set_ecn(uint16_t port, const EcnSetting& s) {
+  if (port >= ports_.size())
+    return "port " + std::to_string(port) + " beyond the switch's " + std::to_string(ports_.size()) +
+           " ports";
+  if (auto why = s.validate(); !why.empty()) return why;
+  std::lock_guard<std::mutex> lock(ecn_mu_);
+  ecn_pending_[port] = s;
+  ecn_pending_set_[port] = 1;
+  ecn_dirty_.store(true, std::memory_order_release);
+  return {};
+}
+
+void SoftSwitch::apply_pending_ecn() noexcept {
+  // try_lock: if the control thread holds the lock, apply on the next burst instead.
+  std::unique_lock<std::mutex> lock(ecn_mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  for (size_t i = 0; i < ports_.size(); ++i) {
+    if (!ecn_pending_set_[i]) continue;
+    ports_[i].red.configure(ecn_pending_[i]);
+    ecn_pending_set_[i] = 0;
+  }
+  ecn_dirty_.store(false, std::memory_order_release);
+}
+
+}  // namespace rocemu::sw

@@ -1,0 +1,173 @@
+// fast_mpnn_test.cc — the torch-free forward pass against a plain transcription of the
+// MPNN equations (model_weights.h), and the greedy policies built on it.
+#include "agent/fast_mpnn.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "agent/policy.h"
+#include "tests/agent/clos.h"
+#include "tests/agent/test_weights.h"
+
+namespace rocemu::agent {
+namespace {
+
+// y = W x + b for a [out][in] row-major W, in double.
+template <int In, int Out>
+std::vector<double> linear(const DenseWeights<In, Out>& l, const std::vector<double>& x, bool relu) {
+  std::vector<double> y(Out);
+  for (int o = 0; o < Out; ++o) {
+    double s = l.b[o];
+    for (int i = 0; i < In; ++i) s += static_cast<double>(l.w[o * In + i]) * x[i];
+    y[o] = relu ? std::max(s, 0.0) : s;
+  }
+  return y;
+}
+
+std::vector<double> cat(std::vector<double> a, const std::vector<double>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// Unfactored reference: message = msg2(relu(msg1([h_v, h_u]))) per edge.
+std::vector<double> reference_q(const MpnnWeights& w, const PortGraph& g, const std::vector<float>& x) {
+  const int n = g.num_agents();
+  std::vector<std::vector<double>> h(n, std::vector<double>(kHidden, 0.0));
+  for (int v = 0; v < n; ++v)
+    for (int i = 0; i < kNumFeatures; ++i) h[v][i] = x[v * kNumFeatures + i];
+  for (int k = 0; k < kMpSteps; ++k) {
+    std::vector<std::vector<double>> hn(n);
+    for (int v = 0; v < n; ++v) {
+      std::vector<double> mn(kHidden, 0.0), mx(kHidden, 0.0);
+      bool first = true;
+      for (int u : g.ingress(v)) {
+        const auto m = linear(w.msg2, linear(w.msg1, cat(h[v], h[u]), true), false);
+        for (int j = 0; j < kHidden; ++j) {
+          mn[j] = first ? m[j] : std::min(mn[j], m[j]);
+          mx[j] = first ? m[j] : std::max(mx[j], m[j]);
+        }
+        first = false;
+      }
+      hn[v] = linear(w.upd2, linear(w.upd1, cat(cat(h[v], mn), mx), true), false);
+    }
+    h = hn;
+  }
+  std::vector<double> q;
+  for (int v = 0; v < n; ++v) {
+    const auto qv = linear(w.ro2, linear(w.ro1, h[v], true), false);
+    q.insert(q.end(), qv.begin(), qv.end());
+  }
+  return q;
+}
+
+TEST(FastMpnn, MatchesPlainEquationsOnPaperClos) {
+  const PortGraph g(test::paper_clos());
+  const auto w = test::random_mpnn(7);
+  const auto x = test::random_rows(8, g.num_agents(), kNumFeatures);
+  FastMpnn net(w, g);
+  std::vector<float> q(static_cast<size_t>(g.num_agents()) * kNumActions);
+  net.q_values(x.data(), q.data());
+  const auto ref = reference_q(w, g, x);
+  ASSERT_EQ(ref.size(), q.size());
+  double worst = 0.0;
+  for (size_t i = 0; i < q.size(); ++i) worst = std::max(worst, std::abs(ref[i] - q[i]));
+  EXPECT_LT(worst, 1e-5);
+  EXPECT_GT(std::abs(ref[0] - ref[kNumActions]), 1e-6) << "agents should differ";
+}
+
+TEST(FastMpnn, PortWithoutIngressNeighboursAggregatesZeros) {
+  Topology t;
+  const auto h0 = t.add_node("h0", NodeKind::kHost);
+  const auto s = t.add_node("s", NodeKind::kSwitch);
+  t.add_link(s, h0, 10 * kBpsPerGbps, 0);
+  const PortGraph g(t);
+  const auto w = test::random_mpnn(3);
+  const auto x = test::random_rows(4, 1, kNumFeatures);
+  FastMpnn net(w, g);
+  std::vector<float> q(kNumActions);
+  net.q_values(x.data(), q.data());
+  const auto ref = reference_q(w, g, x);
+  for (int a = 0; a < kNumActions; ++a) EXPECT_NEAR(q[a], ref[a], 1e-5);
+}
+
+TEST(FastMpnn, GreedyPicksTheLargestQPerAgent) {
+  const PortGraph g(test::paper_clos());
+  const auto w = test::random_mpnn(11);
+  const auto x = test::random_rows(12, g.num_agents(), kNumFeatures);
+  FastMpnn net(w, g);
+  std::vector<float> q(static_cast<size_t>(g.num_agents()) * kNumActions);
+  net.q_values(x.data(), q.data());
+  std::vector<uint16_t> a(g.num_agents());
+  net.greedy(x.data(), a.data());
+  for (int v = 0; v < g.num_agents(); ++v) {
+    const float* qv = &q[static_cast<size_t>(v) * kNumActions];
+    EXPECT_EQ(a[v], std::max_element(qv, qv + kNumActions) - qv);
+  }
+}
+
+TEST(FastAccNets, EachPortUsesItsOwnNetworkOnFeaturesAndSetting) {
+  const int n = 3;
+  const auto nets = test::random_acc(5, n);
+  const auto f = test::random_rows(6, n, kNumFeatures);
+  const auto s = test::random_rows(7, n, kNumSettingFeatures);
+  FastAccNets acc(nets);
+  std::vector<float> q(n * kNumActions);
+  acc.q_values(f.data(), s.data(), q.data());
+  for (int v = 0; v < n; ++v) {
+    std::vector<double> x(f.begin() + v * kNumFeatures, f.begin() + (v + 1) * kNumFeatures);
+    x.insert(x.end(), s.begin() + v * kNumSettingFeatures, s.begin() + (v + 1) * kNumSettingFeatures);
+    const auto ref = linear(nets[v].l2, linear(nets[v].l1, x, true), false);
+    for (int a = 0; a < kNumActions; ++a) EXPECT_NEAR(q[v * kNumActions + a], ref[a], 1e-5);
+  }
+}
+
+TEST(FastMpnn, OutputShapeIsOneRowOf120PerAgent) {
+  const PortGraph g(test::paper_clos());
+  FastMpnn net(test::random_mpnn(1), g);
+  EXPECT_EQ(net.num_agents(), 40);
+  // Guard values past the end must stay untouched.
+  std::vector<float> q(static_cast<size_t>(40) * kNumActions + 1, -7.0f);
+  net.q_values(test::random_rows(2, 40, kNumFeatures).data(), q.data());
+  EXPECT_EQ(q.back(), -7.0f);
+  EXPECT_NE(q[40 * kNumActions - 1], -7.0f);
+}
+
+TEST(EcnAgent, DecideWritesTheChosenActionOnEveryAgentPortAndKeepsOthers) {
+  auto t = test::paper_clos();
+  t.mutable_links()[24].up = false;  // leaf0 port 6 is no agent now
+  const EcnSetting kept{3000, 90000, 0.3};
+  EcnAgent agent(t, FeatureConfig{}, std::make_unique<StaticPolicy>(42));
+  std::vector<SwitchSnapshot> snaps;
+  for (uint32_t n : agent.graph().switches()) {
+    SwitchSnapshot s;
+    s.node = n;
+    s.at_ns = 1000;
+    s.ports.resize(t.node(n).ports.size());
+    s.ecn.assign(t.node(n).ports.size(), kept);
+    s.port_rate_bps.assign(t.node(n).ports.size(), 25 * kBpsPerGbps);
+    snaps.push_back(s);
+  }
+  const auto& out = agent.decide(snaps);
+  ASSERT_EQ(out.size(), 6u);
+  EXPECT_EQ(out[0].node, test::kLeaf0);
+  EXPECT_EQ(out[0].ecn[0], action_setting(42));
+  EXPECT_EQ(out[0].ecn[6], kept);
+  EXPECT_EQ(out[0].ecn[7], action_setting(42));
+  EXPECT_EQ(out[5].ecn[3], action_setting(42));
+}
+
+TEST(Policy, ModelOfWrongPortCountIsRefused) {
+  const PortGraph g(test::paper_clos());
+  Model m;
+  m.kind = ModelKind::kAccPerPort;
+  m.acc = test::random_acc(1, 3);
+  EXPECT_THROW(make_policy(m, g), std::invalid_argument);
+  m.acc = test::random_acc(1, 40);
+  EXPECT_EQ(make_policy(m, g)->name(), "acc");
+}
+
+}  // namespace
+}  // namespace rocemu::agent

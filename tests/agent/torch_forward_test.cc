@@ -1,0 +1,107 @@
+// torch_forward_test.cc — the LibTorch networks against the torch-free forward pass, and
+// weight export/import through the trainer.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "agent/dqn_trainer.h"
+#include "agent/fast_mpnn.h"
+#include "agent/model_file.h"
+#include "tests/agent/clos.h"
+#include "tests/agent/test_weights.h"
+
+namespace rocemu::agent {
+namespace {
+
+DqnConfig small_config(ModelKind kind, uint64_t seed) {
+  DqnConfig d;
+  d.kind = kind;
+  d.seed = seed;
+  d.batch_graphs = 4;
+  d.replay_capacity = 64;
+  d.warmup_steps = 4;
+  return d;
+}
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0.0;
+  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(double(a[i]) - b[i]));
+  return worst;
+}
+
+TEST(TorchForward, GraphCcTorchEqualsFastForwardWithin1e5) {
+  const PortGraph g(test::paper_clos());
+  DqnTrainer trainer(g, small_config(ModelKind::kGraphCc, 3), RewardConfig{}, FeatureConfig{});
+  // Non-default weights, larger than the initialisation, so the check is not trivial.
+  Model m;
+  m.mpnn = test::random_mpnn(9, 0.5f);
+  trainer.import_model(m);
+  const auto f = test::random_rows(10, g.num_agents(), kNumFeatures);
+  const auto s = test::random_rows(11, g.num_agents(), kNumSettingFeatures);
+  const auto tq = trainer.torch_q_values(f.data(), s.data());
+  ASSERT_EQ(tq.size(), static_cast<size_t>(g.num_agents()) * kNumActions);
+  FastMpnn fast(trainer.export_model().mpnn, g);
+  std::vector<float> fq(tq.size());
+  fast.q_values(f.data(), fq.data());
+  EXPECT_LT(max_abs_diff(tq, fq), 1e-5);
+  const auto [lo, hi] = std::minmax_element(tq.begin(), tq.end());
+  EXPECT_GT(*hi - *lo, 0.1f) << "Q-values should spread";
+
+  std::vector<uint16_t> ta(g.num_agents()), fa(g.num_agents());
+  trainer.torch_greedy(f.data(), s.data(), ta.data());
+  fast.greedy(f.data(), fa.data());
+  EXPECT_EQ(ta, fa);
+}
+
+TEST(TorchForward, GraphCcHandlesPortsWithoutNeighboursLikeFastPath) {
+  Topology t;
+  const auto h0 = t.add_node("h0", NodeKind::kHost);
+  const auto h1 = t.add_node("h1", NodeKind::kHost);
+  const auto s = t.add_node("s", NodeKind::kSwitch);
+  t.add_link(s, h0, 10 * kBpsPerGbps, 0);
+  t.add_link(s, h1, 10 * kBpsPerGbps, 0);
+  const PortGraph g(t);
+  DqnTrainer trainer(g, small_config(ModelKind::kGraphCc, 4), RewardConfig{}, FeatureConfig{});
+  const auto f = test::random_rows(1, 2, kNumFeatures);
+  const auto tq = trainer.torch_q_values(f.data(), nullptr);
+  FastMpnn fast(trainer.export_model().mpnn, g);
+  std::vector<float> fq(tq.size());
+  fast.q_values(f.data(), fq.data());
+  EXPECT_LT(max_abs_diff(tq, fq), 1e-5);
+}
+
+TEST(TorchForward, AccTorchEqualsFastForwardWithin1e5) {
+  const PortGraph g(test::paper_clos());
+  DqnTrainer trainer(g, small_config(ModelKind::kAccPerPort, 5), RewardConfig{}, FeatureConfig{});
+  const auto f = test::random_rows(12, g.num_agents(), kNumFeatures);
+  const auto s = test::random_rows(13, g.num_agents(), kNumSettingFeatures);
+  const auto tq = trainer.torch_q_values(f.data(), s.data());
+  const Model m = trainer.export_model();
+  ASSERT_EQ(m.acc.size(), 40u);
+  EXPECT_FALSE(m.acc[0] == m.acc[1]) << "ports must not share parameters";
+  FastAccNets fast(m.acc);
+  std::vector<float> fq(tq.size());
+  fast.q_values(f.data(), s.data(), fq.data());
+  EXPECT_LT(max_abs_diff(tq, fq), 1e-5);
+}
+
+TEST(TorchForward, ExportImportThroughModelFileIsExact) {
+  const PortGraph g(test::paper_clos());
+  for (auto kind : {ModelKind::kGraphCc, ModelKind::kAccPerPort}) {
+    DqnTrainer a(g, small_config(kind, 6), RewardConfig{}, FeatureConfig{});
+    DqnTrainer b(g, small_config(kind, 7), RewardConfig{}, FeatureConfig{});
+    const std::string path = ::testing::TempDir() + "rocemu_torch_roundtrip.bin";
+    save_model(path, a.export_model());
+    EXPECT_FALSE(b.export_model() == a.export_model());
+    b.import_model(load_model(path));
+    EXPECT_TRUE(b.export_model() == a.export_model());
+    const auto f = test::random_rows(14, g.num_agents(), kNumFeatures);
+    const auto s = test::random_rows(15, g.num_agents(), kNumSettingFeatures);
+    EXPECT_EQ(a.torch_q_values(f.data(), s.data()), b.torch_q_values(f.data(), s.data()));
+    std::remove(path.c_str());
+  }
+}
+
+}  // namespace
+}  // namespace rocemu::agent

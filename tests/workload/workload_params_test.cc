@@ -1,0 +1,169 @@
+// workload_params_test.cc — the [workload] TOML table: values, defaults and every problem
+// reported as path=value: reason (line N); host-dependent checks; bad CDF files.
+#include "fabric/workload/workload_params.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "fabric/workload/flow_generator.h"
+
+namespace rocemu::workload {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+struct Parsed {
+  WorkloadParams p;
+  std::vector<std::string> problems;
+};
+
+Parsed parse(std::string_view text) {
+  const toml::table t = toml::parse(text);
+  ConfigErrors errs;
+  ConfigReader root(t, "", errs);
+  Parsed out;
+  auto w = root.table("workload");
+  if (w) out.p = parse_workload_params(*w);
+  root.finish();
+  out.problems = errs.problems();
+  return out;
+}
+
+TEST(WorkloadParams, ReadsEveryKey) {
+  const auto r = parse(R"([workload]
+cdf_file = "configs/workloads/WebSearch_distribution.txt"
+load = 0.6
+start_us = 10
+duration_us = 25000
+op = "send"
+seed_offset = 3
+[workload.incast]
+senders = 8
+size_bytes = 65536
+mode = "periodic"
+period_us = 500
+offset_us = 1.5
+receiver = 2
+)");
+  ASSERT_TRUE(r.problems.empty()) << r.problems.front();
+  EXPECT_EQ(r.p.cdf_file, "configs/workloads/WebSearch_distribution.txt");
+  EXPECT_DOUBLE_EQ(r.p.load, 0.6);
+  EXPECT_EQ(r.p.start_ns, 10'000);
+  EXPECT_EQ(r.p.duration_ns, 25'000'000);
+  EXPECT_EQ(r.p.stop_ns(), 25'010'000);
+  EXPECT_EQ(r.p.op, FlowOp::kSend);
+  EXPECT_EQ(r.p.seed_offset, 3u);
+  ASSERT_TRUE(r.p.incast.has_value());
+  EXPECT_EQ(r.p.incast->senders, 8u);
+  EXPECT_EQ(r.p.incast->size_bytes, 65536u);
+  EXPECT_EQ(r.p.incast->mode, IncastMode::kPeriodic);
+  EXPECT_EQ(r.p.incast->period_ns, 500'000);
+  EXPECT_EQ(r.p.incast->offset_ns, 1'500);
+  EXPECT_EQ(r.p.incast->receiver, 2);
+}
+
+TEST(WorkloadParams, DefaultsAndPoissonIncast) {
+  const auto r = parse(R"([workload]
+cdf_file = "x.txt"
+duration_us = 100
+[workload.incast]
+senders = 2
+size_bytes = 1000
+mode = "poisson"
+rate_hz = 250.5
+)");
+  ASSERT_TRUE(r.problems.empty()) << r.problems.front();
+  EXPECT_DOUBLE_EQ(r.p.load, 0.5);
+  EXPECT_EQ(r.p.start_ns, 0);
+  EXPECT_EQ(r.p.op, FlowOp::kWrite);
+  EXPECT_EQ(r.p.seed_offset, 0u);
+  EXPECT_EQ(r.p.incast->mode, IncastMode::kPoisson);
+  EXPECT_DOUBLE_EQ(r.p.incast->rate_hz, 250.5);
+  EXPECT_EQ(r.p.incast->receiver, -1);
+}
+
+TEST(WorkloadParams, ReportsEveryProblemWithPathValueAndLine) {
+  const auto r = parse(R"([workload]
+load = 1.5
+cdf_file = "x.txt"
+op = "read"
+typo = 1
+[workload.incast]
+senders = 0
+size_bytes = 1000
+period_us = 100
+rate_hz = 5
+)");
+  EXPECT_THAT(r.problems,
+              ElementsAre("workload.load=1.5: out of range [0, 1] (line 2)",
+                          "workload.duration_us: required key is missing (line 1)",
+                          "workload.op=read: expected one of: write, send (line 4)",
+                          "workload.incast.senders=0: out of range [1, 65535] (line 7)",
+                          "workload.incast.rate_hz=5: only for mode = \"poisson\" (periodic uses "
+                          "period_us) (line 10)",
+                          "workload.typo=1: unknown key (line 5)"));
+}
+
+TEST(WorkloadParams, CdfFileIsRequiredOnlyWithBackgroundLoad) {
+  auto r = parse("[workload]\nload = 0.3\nduration_us = 10\n");
+  EXPECT_THAT(r.problems, ElementsAre("workload.cdf_file: required key is missing (line 1)"));
+  r = parse("[workload]\nload = 0\nduration_us = 10\n");
+  EXPECT_TRUE(r.problems.empty());
+}
+
+TEST(WorkloadParams, HostChecksNameTheKeyAndTheHostCount) {
+  WorkloadParams p;
+  p.load = 0.5;
+  p.incast = IncastParams{.senders = 4, .size_bytes = 10, .receiver = 4};
+  ConfigErrors errs;
+  check_against_hosts(p, 4, "workload", errs);
+  EXPECT_THAT(errs.problems(),
+              ElementsAre("workload.incast.senders=4: exceeds hosts - 1 (topology has 4 hosts)",
+                          "workload.incast.receiver=4: not a host index (topology has 4 hosts)"));
+  WorkloadParams bg;
+  bg.load = 0.2;
+  ConfigErrors one;
+  check_against_hosts(bg, 1, "workload", one);
+  EXPECT_THAT(one.problems(),
+              ElementsAre("workload.load=0.2: background flows need at least 2 hosts, "
+                          "topology has 1"));
+}
+
+TEST(WorkloadConfig, BadCdfFileIsReportedWithFileAndLine) {
+  const std::string path = ::testing::TempDir() + "workload_bad_cdf.txt";
+  {
+    std::ofstream f(path);
+    f << "0 0\n100 60\n50 80\n200 100\n";
+  }
+  WorkloadParams p;
+  p.load = 0.5;
+  p.duration_ns = kNsPerMs;
+  p.cdf_file = path;
+  try {
+    make_workload_config(p, {{0, 1'000'000'000}, {1, 1'000'000'000}});
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path + ":3: flow size 50 decreases"));
+  }
+  std::remove(path.c_str());
+}
+
+TEST(WorkloadConfig, TooFewHostsIsReportedBeforeTheCdfIsRead) {
+  WorkloadParams p;
+  p.load = 0.5;
+  p.duration_ns = kNsPerMs;
+  p.cdf_file = "configs/workloads/NoSuchFile.txt";
+  try {
+    make_workload_config(p, {{0, 1'000'000'000}});
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("workload.load=0.5: background flows need at least 2 hosts"));
+  }
+}
+
+}  // namespace
+}  // namespace rocemu::workload
