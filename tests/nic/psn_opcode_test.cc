@@ -55,7 +55,9 @@ TEST(OpcodeTable, ExtendedHeadersMatchIbtaTable38) {
   EXPECT_EQ(op_info(kRcSendLastImm).ext_bytes, 4);
   EXPECT_EQ(op_info(kCnp).ext_bytes, 16);
   EXPECT_EQ(op_info(0x15).flags, 0u);  // reserved
-  EXPECT_EQ(op_info(0x64).flags, 0u);  // UD: not an RC opcode
+  EXPECT_EQ(op_info(0x64).ext_bytes, 8);  // UD SEND_ONLY: DETH; parsed, never served
+  EXPECT_FALSE(op_info(0x64).flags & (kOpRequest | kOpResponse));
+  EXPECT_EQ(op_info(0x2c).flags, 0u);
 }
 
 TEST(OpcodeTable, LegalityByQpState) {
