@@ -33,8 +33,13 @@ done
 if [ ! -f "$OUT/kernel/.done" ]; then
   log "downloading the kernel package"
   rm -rf "$OUT/kernel" && mkdir -p "$OUT/kernel/deb"
-  pkg="$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/{print $2; exit}')"
-  [ -n "$pkg" ] || { log "cannot resolve linux-image-amd64 (apt-get update?)"; exit 1; }
+  resolve() { apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}'; }
+  pkg="$(resolve)"
+  if [ -z "$pkg" ]; then  # a fresh machine may have no package lists yet
+    apt-get update -q >/dev/null || true
+    pkg="$(resolve)"
+  fi
+  [ -n "$pkg" ] || { log "cannot resolve linux-image-amd64 from the Debian mirror"; exit 1; }
   (cd "$OUT/kernel/deb" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >/dev/null)
   dpkg-deb -x "$OUT"/kernel/deb/*.deb "$OUT/kernel/root"
   rm -rf "$OUT/kernel/deb"
