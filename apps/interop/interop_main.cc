@@ -4,8 +4,10 @@
 // usage: rocemu-interop MODE [options]
 //   MODE pingpong-server | pingpong-client   ibv_rc_pingpong's protocol (the guest runs
 //                                            `ibv_rc_pingpong -g 1 [server]`)
-//   MODE rdma-check                          RDMA WRITE + READ each way, data verified (the
-//                                            guest runs guest_rdma_check)
+//   MODE rdma-check                          RDMA WRITE + READ + SEND each way, data verified
+//                                            (the guest runs guest_rdma_check)
+//   MODE perftest-server                     passive server of --iters consecutive perftest
+//                                            clients (ib_write_bw / ib_read_bw -x 1)
 // options (defaults match scripts/interop/run_guest.sh):
 //   --iface NAME (veth-dpdk)  --vdev-kind af_packet|af_xdp (af_packet)
 //   --ip A.B.C.D (10.77.0.2: our RoCE address, answered by ARP here)  --mac (02:00:0a:4d:00:02)
@@ -43,7 +45,8 @@ int usage(const std::string& why) {
 int main(int argc, char** argv) {
   if (argc < 2) return usage("no mode");
   const std::string mode = argv[1];
-  if (mode != "pingpong-server" && mode != "pingpong-client" && mode != "rdma-check")
+  if (mode != "pingpong-server" && mode != "pingpong-client" && mode != "rdma-check" &&
+      mode != "perftest-server")
     return usage("unknown mode '" + mode + "'");
   std::map<std::string, std::string> o = {{"iface", "veth-dpdk"},
                                           {"vdev-kind", "af_packet"},
@@ -105,6 +108,7 @@ int main(int argc, char** argv) {
     port = std::make_unique<ExternalPort>(dev, 8191, 1024);
     const Topology topo = two_host_topology(self, peer, 10'000'000'000ull);
     nic::NicParams np;
+    np.max_read_jobs = 128;  // perftest's ib_read_bw asks for 128 outstanding READs (out_reads)
     host = std::make_unique<nic::RoceHost>(np, topo, 0, port->pool(), so.seed);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rocemu-interop: setup failed: %s\n", e.what());
@@ -113,7 +117,9 @@ int main(int argc, char** argv) {
   int rc = 1;
   try {
     Endpoint ep(*port, *host, self);
-    rc = mode == "rdma-check" ? run_rdma_check(ep, *host, so) : run_pingpong(ep, *host, so);
+    rc = mode == "rdma-check"        ? run_rdma_check(ep, *host, so)
+         : mode == "perftest-server" ? run_perftest_server(ep, *host, so)
+                                     : run_pingpong(ep, *host, so);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rocemu-interop: %s\n", e.what());
     rc = 1;

@@ -30,5 +30,8 @@ struct ScenarioOptions {
 
 int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt);
 int run_rdma_check(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt);
+/// perftest (ib_write_bw / ib_read_bw) client in the guest, rocemu the passive server, for
+/// `iters` consecutive client runs.
+int run_perftest_server(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt);
 
 }  // namespace rocemu::interop
