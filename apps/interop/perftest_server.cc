@@ -23,42 +23,7 @@
 namespace rocemu::interop {
 
 namespace {
-constexpr size_t kKeyBytes = 108;
 constexpr uint64_t kRegionBytes = 64ull << 20;  // more than perftest's buffer for -s <= 1 MiB
-
-struct PerftestKey {
-  uint32_t lid = 0, out_reads = 0, qpn = 0, psn = 0, rkey = 0;
-  uint64_t vaddr = 0;
-  uint8_t gid[16] = {};
-};
-
-bool parse_key(const char* m, PerftestKey& k) {
-  unsigned lid, out_reads, qpn, psn, rkey;
-  unsigned long long vaddr;
-  unsigned g[16];
-  const int n =
-      std::sscanf(m, "%x:%x:%x:%x:%x:%llx:%x:%x:%x:%x:%x:%x:%x:%x:%x:%x:%x:%x:%x:%x:%x:%x", &lid,
-                  &out_reads, &qpn, &psn, &rkey, &vaddr, &g[0], &g[1], &g[2], &g[3], &g[4], &g[5],
-                  &g[6], &g[7], &g[8], &g[9], &g[10], &g[11], &g[12], &g[13], &g[14], &g[15]);
-  if (n != 22) return false;
-  k.lid = lid;
-  k.out_reads = out_reads;
-  k.qpn = qpn;
-  k.psn = psn;
-  k.rkey = rkey;
-  k.vaddr = vaddr;
-  for (int i = 0; i < 16; ++i) k.gid[i] = static_cast<uint8_t>(g[i]);
-  return true;
-}
-
-std::string format_key(const PerftestKey& k) {
-  char m[kKeyBytes] = {};
-  int at = std::snprintf(m, sizeof m, "%04x:%04x:%06x:%06x:%08x:%016llx:", k.lid, k.out_reads,
-                         k.qpn, k.psn, k.rkey, static_cast<unsigned long long>(k.vaddr));
-  for (int i = 0; i < 16; ++i) at += std::snprintf(m + at, sizeof m - at, "%02x:", k.gid[i]);
-  std::snprintf(m + at, sizeof m - at, "%08x:", 0u);
-  return std::string(m, sizeof m);
-}
 
 /// Receives one client message of the lock-step channel while polling the port.
 size_t recv_message(Endpoint& ep, TcpChannel& ch, char* buf, size_t fixed, int timeout_ms) {
@@ -69,7 +34,7 @@ size_t recv_message(Endpoint& ep, TcpChannel& ch, char* buf, size_t fixed, int t
   // Sized by content: a key starts "0000:", the end is "done\0", results are 8 bytes.
   ep.recv_polling(ch, buf, 5, timeout_ms);
   size_t n = std::memcmp(buf, "done", 5) == 0    ? 5
-             : std::memcmp(buf, "0000:", 5) == 0 ? kKeyBytes
+             : std::memcmp(buf, "0000:", 5) == 0 ? kPerftestKeyBytes
                                                  : 8;
   if (n > 5) ep.recv_polling(ch, buf + 5, n - 5, timeout_ms);
   return n;
@@ -90,7 +55,7 @@ int run_perftest_server(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions
     const uint32_t qpn = host.create_qp(qa);
     if (qpn == 0) throw std::runtime_error("perftest: cannot create a QP");
     TcpChannel ch = TcpChannel::accept_one(opt.side_ip, kPingpongPort, opt.timeout_ms);
-    char buf[kKeyBytes + 1] = {};
+    char buf[kPerftestKeyBytes + 1] = {};
     static const size_t kFixed[] = {16, 4, 4, 2};
     uint32_t step = 0, keys = 0;
     bool done = false;
@@ -102,9 +67,10 @@ int run_perftest_server(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions
       if (step == 0) {
         reply.assign(16, '\0');
         reply.replace(0, 4, "6.06");
-      } else if (n == kKeyBytes && step >= 4) {
+      } else if (n == kPerftestKeyBytes && step >= 4) {
         PerftestKey theirs;
-        if (!parse_key(buf, theirs)) throw std::runtime_error("perftest: malformed key message");
+        if (!parse_perftest_key(buf, kPerftestKeyBytes, theirs))
+          throw std::runtime_error("perftest: malformed key message");
         PerftestKey mine;
         mine.out_reads = theirs.out_reads;
         mine.qpn = qpn;
@@ -128,7 +94,7 @@ int run_perftest_server(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions
               "0x%06x\n",
               run + 1, theirs.qpn, theirs.psn, theirs.out_reads, qpn);
         }
-        reply = format_key(mine);
+        reply = format_perftest_key(mine);
       } else if (n == 5) {
         done = true;
       }

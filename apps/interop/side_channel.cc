@@ -54,6 +54,42 @@ std::optional<PingpongDest> parse_pingpong_dest(const char* msg, size_t len) {
   return d;
 }
 
+std::string format_perftest_key(const PerftestKey& k) {
+  char m[kPerftestKeyBytes] = {};
+  int at = std::snprintf(m, sizeof m, "%04x:%04x:%06x:%06x:%08x:%016llx:", k.lid, k.out_reads,
+                         k.qpn, k.psn, k.rkey, static_cast<unsigned long long>(k.vaddr));
+  for (int i = 0; i < 16; ++i)
+    at += std::snprintf(m + at, sizeof m - static_cast<size_t>(at), "%02x:", k.gid[i]);
+  std::snprintf(m + at, sizeof m - static_cast<size_t>(at), "%08x:", k.srqn);
+  return std::string(m, sizeof m);
+}
+
+bool parse_perftest_key(const char* msg, size_t len, PerftestKey& k) {
+  if (len < kPerftestKeyBytes) return false;
+  char buf[kPerftestKeyBytes + 1];
+  std::memcpy(buf, msg, kPerftestKeyBytes);
+  buf[kPerftestKeyBytes] = 0;
+  unsigned lid, out_reads, qpn, psn, rkey, srqn;
+  unsigned long long vaddr;
+  unsigned g[16];
+  const int n = std::sscanf(buf,
+                            "%4x:%4x:%6x:%6x:%8x:%16llx:%2x:%2x:%2x:%2x:%2x:%2x:%2x:%2x:%2x:%2x:%"
+                            "2x:%2x:%2x:%2x:%2x:%2x:%8x:",
+                            &lid, &out_reads, &qpn, &psn, &rkey, &vaddr, &g[0], &g[1], &g[2], &g[3],
+                            &g[4], &g[5], &g[6], &g[7], &g[8], &g[9], &g[10], &g[11], &g[12],
+                            &g[13], &g[14], &g[15], &srqn);
+  if (n != 23) return false;
+  k.lid = lid;
+  k.out_reads = out_reads;
+  k.qpn = qpn;
+  k.psn = psn;
+  k.rkey = rkey;
+  k.srqn = srqn;
+  k.vaddr = vaddr;
+  for (int i = 0; i < 16; ++i) k.gid[i] = static_cast<uint8_t>(g[i]);
+  return true;
+}
+
 void ipv4_mapped_gid_bytes(uint32_t ipv4, uint8_t out[16]) noexcept {
   std::memset(out, 0, 16);
   out[10] = out[11] = 0xff;

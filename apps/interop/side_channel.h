@@ -29,6 +29,20 @@ struct PingpongDest {
 std::string format_pingpong_dest(const PingpongDest& d);
 /// Parses rc_pingpong's message; nullopt if malformed (wrong fields or lengths).
 std::optional<PingpongDest> parse_pingpong_dest(const char* msg, size_t len);
+/// perftest's per-QP key message (perftest_communication.c, Ethernet exchange with a GID):
+/// "%04x:%04x:%06x:%06x:%08x:%016llx:" lid:out_reads:qpn:psn:rkey:vaddr, the GID as 16
+/// "%02x:", then "%08x:" srqn, NUL padded to 108 bytes.
+inline constexpr size_t kPerftestKeyBytes = 108;
+struct PerftestKey {
+  uint32_t lid = 0, out_reads = 0, qpn = 0, psn = 0, rkey = 0, srqn = 0;
+  uint64_t vaddr = 0;
+  uint8_t gid[16] = {};
+};
+/// The 108-byte message for `k`.
+std::string format_perftest_key(const PerftestKey& k);
+/// Parses a key message; nullopt-like false if malformed.
+bool parse_perftest_key(const char* msg, size_t len, PerftestKey& out);
+
 /// The IPv4-mapped GID ::ffff:a.b.c.d of a host-order address, as bytes.
 void ipv4_mapped_gid_bytes(uint32_t ipv4, uint8_t out[16]) noexcept;
 /// The host-order IPv4 address of an IPv4-mapped GID, or nullopt for any other GID.

@@ -1,6 +1,8 @@
-// side_channel_test.cc — rc_pingpong's address message, ARP replies and the RDMA-check
-// pattern/messages, against bytes observed from Linux rxe's tools (tests/interop/standin_peer
-// run: the guest's rc_pingpong sent "0000:000011:de2123:00000000000000000000ffff0a4d000a").
+// side_channel_test.cc — rc_pingpong's and perftest's address messages, ARP replies and the
+// RDMA-check pattern/messages, against bytes observed from Linux rxe's tools: the guest's
+// rc_pingpong sent "0000:000011:de2123:00000000000000000000ffff0a4d000a" (tests/interop/
+// standin_peer run); the perftest key is frame 17 of /work/shared/data/golden-rxe/
+// 06_write_bw_8k.pcapng (ib_write_bw client 10.77.0.12), copied here.
 #include "apps/interop/side_channel.h"
 
 #include <gtest/gtest.h>
@@ -44,6 +46,48 @@ TEST(PingpongDest, RejectsMalformedMessages) {
   EXPECT_FALSE(parse_pingpong_dest(bad_hex, sizeof bad_hex).has_value());
   uint8_t link_local[16] = {0xfe, 0x80};
   EXPECT_FALSE(ipv4_of_mapped_gid(link_local).has_value());
+}
+
+constexpr char kGoldenWriteBwKey[] =
+    "0000:0001:000016:8416f0:0000070f:0000561d8d643000:00:00:00:00:00:00:00:00:00:00:ff:ff:0a:"
+    "4d:00:0c:00000000:";
+
+TEST(PerftestKey, ParsesTheKeyOfLinuxIbWriteBw) {
+  char msg[kPerftestKeyBytes] = {};
+  std::memcpy(msg, kGoldenWriteBwKey, sizeof kGoldenWriteBwKey);
+  PerftestKey k;
+  ASSERT_TRUE(parse_perftest_key(msg, sizeof msg, k));
+  EXPECT_EQ(k.lid, 0u);
+  EXPECT_EQ(k.out_reads, 1u);
+  EXPECT_EQ(k.qpn, 0x16u);
+  EXPECT_EQ(k.psn, 0x8416f0u);
+  EXPECT_EQ(k.rkey, 0x70fu);
+  EXPECT_EQ(k.vaddr, 0x561d8d643000ull);
+  EXPECT_EQ(k.srqn, 0u);
+  ASSERT_TRUE(ipv4_of_mapped_gid(k.gid).has_value());
+  EXPECT_EQ(*ipv4_of_mapped_gid(k.gid), (10u << 24) | (77u << 16) | 12u);
+}
+
+TEST(PerftestKey, FormatsByteForByteWhatIbWriteBwSends) {
+  PerftestKey k;
+  k.out_reads = 1;
+  k.qpn = 0x16;
+  k.psn = 0x8416f0;
+  k.rkey = 0x70f;
+  k.vaddr = 0x561d8d643000ull;
+  ipv4_mapped_gid_bytes((10u << 24) | (77u << 16) | 12u, k.gid);
+  const std::string m = format_perftest_key(k);
+  ASSERT_EQ(m.size(), kPerftestKeyBytes);
+  EXPECT_STREQ(m.c_str(), kGoldenWriteBwKey);
+  EXPECT_EQ(std::string(m.c_str()).size(), sizeof kGoldenWriteBwKey - 1);  // then NUL padding
+}
+
+TEST(PerftestKey, RejectsTruncatedOrGarbledKeys) {
+  PerftestKey k;
+  char msg[kPerftestKeyBytes] = {};
+  std::memcpy(msg, kGoldenWriteBwKey, 40);
+  EXPECT_FALSE(parse_perftest_key(msg, sizeof msg, k));
+  EXPECT_FALSE(parse_perftest_key(kGoldenWriteBwKey, 50, k));
 }
 
 // An ARP request from the guest (52:54:00:77:00:10, 10.77.0.10) for 10.77.0.2.
