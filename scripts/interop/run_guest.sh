@@ -106,6 +106,19 @@ if [ $# -gt 0 ]; then
   ip netns exec "$NS" timeout -k 5 "$TIMEOUT_S" "$@" &
   HOST_PID=$!
 fi
+# Wait for the guest; if the host command fails first, stop the guest at once instead of
+# waiting for its tools to time out.
+while kill -0 "$QEMU_PID" 2>/dev/null; do
+  if [ -n "$HOST_PID" ] && ! kill -0 "$HOST_PID" 2>/dev/null; then
+    wait "$HOST_PID" || host_rc=$?
+    HOST_PID=""
+    if [ "$host_rc" -ne 0 ]; then
+      echo "run_guest: host command failed (status $host_rc): stopping the guest" >&2
+      kill -TERM "$QEMU_PID" 2>/dev/null || true
+    fi
+  fi
+  sleep 0.2
+done
 qemu_rc=0
 wait "$QEMU_PID" || qemu_rc=$?
 QEMU_PID=""
@@ -125,12 +138,16 @@ if [ -n "$CAP_PID" ]; then
 fi
 sed 's/^/guest| /' "$LOG"
 guest_rc="$(sed -n 's/^ROCEMU-GUEST EXIT \([0-9]*\).*/\1/p' "$LOG" | tail -n1 | tr -d '\r')"
+if [ "$host_rc" != 0 ]; then
+  echo "run_guest: FAIL: host command status $host_rc (guest script status ${guest_rc:-none})" >&2
+  exit 1
+fi
 if [ -z "$guest_rc" ]; then
   echo "run_guest: FAIL: guest did not finish its script (qemu status $qemu_rc; 124 = timeout ${TIMEOUT_S}s)" >&2
   exit 1
 fi
-if [ "$guest_rc" != 0 ] || [ "$host_rc" != 0 ]; then
-  echo "run_guest: FAIL: guest script status $guest_rc, host command status $host_rc" >&2
+if [ "$guest_rc" != 0 ]; then
+  echo "run_guest: FAIL: guest script status $guest_rc" >&2
   exit 1
 fi
 echo "run_guest: OK (guest script and host command both succeeded)"
