@@ -88,6 +88,7 @@ SoftSwitch::SoftSwitch(const SwitchParams& params, const Topology& topo, uint32_
     uint32_t weight = 1;
     for (const auto& c : params.classes)
       if (c.priority == prio) weight = c.weight;
+    data_index_[prio] = num_data_prios_;
     data_prios_[num_data_prios_] = static_cast<uint8_t>(prio);
     quantum_bytes_[num_data_prios_] = static_cast<int32_t>(params.dwrr_quantum_bytes * weight);
     ++num_data_prios_;

@@ -89,6 +89,7 @@ class SoftSwitch final : public rocemu::Node {
     uint8_t xoff_active = 0;   // ingress queues of this port we have paused upstream
     uint8_t rr_cur = 0;        // DWRR position in data_prios_
     bool rr_credited = false;
+    bool lone_served = false;  // the last data dequeue bypassed DRR (one eligible queue)
     std::array<int32_t, kNumPriorities> deficit{};
     RedEcn red;
     PfcPauseState pause;       // PFC received on this port: pauses its egress
@@ -118,6 +119,7 @@ class SoftSwitch final : public rocemu::Node {
   std::array<uint8_t, 64> dscp_map_{};
   std::array<uint8_t, kNumPriorities> data_prios_{};
   std::array<int32_t, kNumPriorities> quantum_bytes_{};  // per data_prios_ index
+  std::array<uint8_t, kNumPriorities> data_index_{};     // priority -> data_prios_ index
   uint8_t num_data_prios_ = 0;
   uint8_t control_mask_ = 0;
   uint8_t lossless_mask_ = 0;

@@ -29,6 +29,18 @@ rte_mbuf* SoftSwitch::tx(uint16_t port, TimeNs now) noexcept {
 }
 
 int SoftSwitch::pick_data_queue(PortState& p, uint8_t eligible) noexcept {
+  // A lone backlogged data queue is simply served (what DRR would do after crediting it);
+  // its DRR state restarts, as for a queue that has just become active.
+  if (std::has_single_bit(eligible)) {
+    const int prio = std::countr_zero(eligible);
+    const uint8_t qi = data_index_[prio];
+    p.rr_cur = static_cast<uint8_t>((qi + 1) % num_data_prios_);
+    p.rr_credited = false;
+    p.deficit[qi] = 0;
+    p.lone_served = true;
+    return prio;
+  }
+  p.lone_served = false;
   // Deficit round robin over data_prios_. Each visit to an eligible queue credits its
   // quantum once; the head is served when the deficit covers it. A quantum is at least
   // 1518 B, so a 9 KB frame waits at most 7 rounds: the loop bound below covers that.
@@ -76,7 +88,7 @@ rte_mbuf* SoftSwitch::dequeue(uint16_t port, TimeNs now) noexcept {
     f.tail = nullptr;
     p.nonempty = static_cast<uint8_t>(p.nonempty & ~(1u << prio));
   }
-  if (!((control_mask_ >> prio) & 1) && dwrr_) {
+  if (!((control_mask_ >> prio) & 1) && dwrr_ && !p.lone_served) {
     const int qi = p.rr_cur;  // pick_data_queue left rr_cur on the served queue
     p.deficit[qi] -= static_cast<int32_t>(len);
     if (!f.head) {

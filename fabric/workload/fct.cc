@@ -13,6 +13,7 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// Mean and percentiles of `v` (sorted in place); NaN statistics when empty.
 SlowdownStats stats_of(std::vector<double>& v) {
   SlowdownStats s;
   s.flows = v.size();
@@ -125,16 +126,10 @@ FctSummary FctStats::summarize() const {
   }
 
   s.queue_samples = queue_samples_.size();
-  if (queue_samples_.empty()) {
-    s.mean_queue_bytes = s.p99_queue_bytes = kNaN;
-  } else {
-    std::vector<double> q(queue_samples_.begin(), queue_samples_.end());
-    std::sort(q.begin(), q.end());
-    double sum = 0;
-    for (double x : q) sum += x;
-    s.mean_queue_bytes = sum / static_cast<double>(q.size());
-    s.p99_queue_bytes = percentile_sorted(q, 99);
-  }
+  std::vector<double> q(queue_samples_.begin(), queue_samples_.end());
+  const SlowdownStats qs = stats_of(q);  // same mean and percentile rules as slowdowns
+  s.mean_queue_bytes = qs.mean;
+  s.p99_queue_bytes = qs.p99;
   return s;
 }
 

@@ -25,8 +25,8 @@ DcqcnParams parse_dcqcn_params(ConfigReader& r) {
   p.cnp_priority = r.integer("cnp_priority", d.cnp_priority, 0, 7);
   p.g = r.number("g", d.g, 1e-9, 1.0);
   p.initial_alpha = r.number("initial_alpha", d.initial_alpha, 0.0, 1.0);
-  const std::string au = r.string("alpha_update", alpha_update_name(d.alpha_update),
-                                  {"on_cnp", "periodic"});
+  const std::string au =
+      r.string("alpha_update", alpha_update_name(d.alpha_update), {"on_cnp", "periodic"});
   p.alpha_update = au == "periodic" ? AlphaUpdate::kPeriodic : AlphaUpdate::kOnCnp;
   p.alpha_interval_us = r.integer("alpha_interval_us", d.alpha_interval_us, 1, kMaxIntervalUs);
   p.rate_decrease_interval_us =

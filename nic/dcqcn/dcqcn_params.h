@@ -11,9 +11,8 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-
 #include <optional>
+#include <string>
 
 #include "common/config.h"
 #include "common/telemetry.h"
@@ -34,14 +33,14 @@ enum class AlphaUpdate : uint8_t {
 /// Raw parameters as written in the `[dcqcn]` TOML table (see docs/dcqcn.md for ranges).
 struct DcqcnParams {
   // NP (notification point, the receiver of CE-marked packets).
-  int64_t cnp_interval_us = 50;       // at most one CNP per flow per interval (0: every CE)
-  int64_t cnp_dscp = 48;              // DSCP of CNPs (ConnectX default roce_np cnp_dscp)
-  int64_t cnp_priority = 6;           // traffic class / PFC priority of CNPs (high priority)
+  int64_t cnp_interval_us = 50;  // at most one CNP per flow per interval (0: every CE)
+  int64_t cnp_dscp = 48;         // DSCP of CNPs (ConnectX default roce_np cnp_dscp)
+  int64_t cnp_priority = 6;      // traffic class / PFC priority of CNPs (high priority)
   // RP (reaction point, the sender).
-  double g = 1.0 / 256;               // alpha gain
-  double initial_alpha = 1.0;         // alpha at the first CNP
+  double g = 1.0 / 256;        // alpha gain
+  double initial_alpha = 1.0;  // alpha at the first CNP
   AlphaUpdate alpha_update = AlphaUpdate::kOnCnp;
-  int64_t alpha_interval_us = 55;     // K
+  int64_t alpha_interval_us = 55;         // K
   int64_t rate_decrease_interval_us = 0;  // 0: cut at each CNP; > 0: periodic check
   int64_t rate_increase_timer_us = 55;    // T
   int64_t byte_counter_kb = 10 * 1024;    // B (0: timer-only increase)
@@ -49,13 +48,13 @@ struct DcqcnParams {
   double rate_ai_mbps = 40;               // R_AI
   double rate_hai_mbps = 400;             // R_HAI
   double min_rate_mbps = 100;             // floor of R_C
-  double rate_reference_gbps = 0;  // > 0: R_AI, R_HAI scaled by line_rate / reference
-  bool clamp_target_rate = true;   // R_T = R_C on every cut (false: not on a cut that
-                                   // follows a cut before any timer stage, as ConnectX)
+  double rate_reference_gbps = 0;         // > 0: R_AI, R_HAI scaled by line_rate / reference
+  bool clamp_target_rate = true;          // R_T = R_C on every cut (false: not on a cut that
+                                          // follows a cut before any timer stage, as ConnectX)
   // Pacer and optional window.
-  int64_t pacer_burst_kb = 0;       // credit a QP may bank while idle or polled late (0: one
-                                    // MTU frame is still always allowed, see Pacer)
-  int64_t window_kb = 0;            // in-flight byte limit (0: no window)
+  int64_t pacer_burst_kb = 0;  // credit a QP may bank while idle or polled late (0: one
+                               // MTU frame is still always allowed, see Pacer)
+  int64_t window_kb = 0;       // in-flight byte limit (0: no window)
 };
 
 /// Validated configuration for one NIC port of `line_rate_bps`; rates are bit/s.

@@ -52,7 +52,9 @@ class DcqcnPort {
 
   // --- receiver side -----------------------------------------------------------------
   /// A CE-marked packet for local QP `qp` arrived: true if a CNP must be sent now.
-  bool on_ce_packet(uint32_t qp, TimeNs now) noexcept { return np_.on_ce_packet(np_flows_[qp], now); }
+  bool on_ce_packet(uint32_t qp, TimeNs now) noexcept {
+    return np_.on_ce_packet(np_flows_[qp], now);
+  }
 
   // --- time --------------------------------------------------------------------------
   /// Earliest of: an RP timer of any QP, the time a backlogged QP becomes eligible.

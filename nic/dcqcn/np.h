@@ -23,9 +23,9 @@ struct NpFlow {
 };
 
 struct NpCounters {
-  uint64_t ce_packets = 0;        // CE-marked packets seen
-  uint64_t cnps_sent = 0;         // on_ce_packet() answered true
-  uint64_t cnps_suppressed = 0;   // CE packets inside a flow's interval
+  uint64_t ce_packets = 0;       // CE-marked packets seen
+  uint64_t cnps_sent = 0;        // on_ce_packet() answered true
+  uint64_t cnps_suppressed = 0;  // CE packets inside a flow's interval
 };
 
 class Np {

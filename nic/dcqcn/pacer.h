@@ -59,15 +59,22 @@ class Pacer {
   uint32_t size() const noexcept { return static_cast<uint32_t>(slots_.size()); }
 
  private:
+  // Per-rate values are computed when the rate changes, so the per-frame path (pick,
+  // on_sent) has no division: spacing = bytes * ps_per_byte_q32 >> 32.
   struct Slot {
-    int64_t next_ps = 0;   // eligible time in ps
-    uint64_t rate_bps = 1;
-    uint64_t served_seq = 0;  // value of sends_ when this QP last sent
+    int64_t next_ps = 0;          // eligible time in ps
+    int64_t floor_offset_ps = 0;  // burst / rate + 999 ps: how far credit may lag `now`
+    uint64_t served_seq = 0;      // value of sends_ when this QP last sent
     bool active = false;
+    uint64_t rate_bps = 1;
+    unsigned __int128 ps_per_byte_q32 = 0;  // 8e12 / rate in 32.32 fixed point
   };
-  static int64_t bytes_to_ps(uint64_t bytes, uint64_t rate_bps) noexcept;
+  void set_slot_rate(Slot& s, uint64_t rate_bps) const noexcept;
+  static int64_t spacing_ps(const Slot& s, uint64_t bytes) noexcept;
   /// Earliest eligible time `s` can have at `now_ps`: banked credit is capped.
-  int64_t credit_floor_ps(const Slot& s, int64_t now_ps) const noexcept;
+  static int64_t credit_floor_ps(const Slot& s, int64_t now_ps) noexcept {
+    return now_ps - s.floor_offset_ps;
+  }
 
   std::vector<Slot> slots_;
   uint64_t burst_bytes_;

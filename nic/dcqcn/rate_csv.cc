@@ -15,10 +15,11 @@ RateCsvWriter::RateCsvWriter(std::ostream& out) : out_(&out) { *out_ << kHeader 
 
 void RateCsvWriter::write(const RpSample& s) {
   char line[160];
-  const int n = std::snprintf(line, sizeof(line), "%" PRId64 ",%u,%.6f,%.6f,%.6f,%" PRIu64 "\n",
-                              s.time_ns, s.qp, s.rate_bps / 1e9, s.target_bps / 1e9, s.alpha,
-                              s.cnps);
-  if (n > 0) out_->write(line, n < static_cast<int>(sizeof(line)) ? n : sizeof(line) - 1);
+  const int n =
+      std::snprintf(line, sizeof(line), "%" PRId64 ",%u,%.6f,%.6f,%.6f,%" PRIu64 "\n", s.time_ns,
+                    s.qp, s.rate_bps / 1e9, s.target_bps / 1e9, s.alpha, s.cnps);
+  constexpr int kMax = static_cast<int>(sizeof(line)) - 1;  // snprintf truncates at this
+  if (n > 0) out_->write(line, static_cast<std::streamsize>(n < kMax ? n : kMax));
   ++rows_;
 }
 

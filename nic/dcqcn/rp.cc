@@ -6,6 +6,12 @@
 
 namespace rocemu::dcqcn {
 
+namespace {
+// make_dcqcn_config() guarantees intervals >= 1 us; a hand-built Config with 0 must not
+// divide by zero or spin, so periods are taken as at least 1 ns.
+TimeNs period(TimeNs ns) noexcept { return ns > 0 ? ns : 1; }
+}  // namespace
+
 DcqcnRp::DcqcnRp(const DcqcnConfig& cfg) noexcept
     : cfg_(&cfg),
       rate_bps_(static_cast<double>(cfg.line_rate_bps)),
@@ -27,7 +33,7 @@ void DcqcnRp::advance(TimeNs now) noexcept {
       next_decrease_ns_ = kNever;
       cut(t);
     } else {
-      next_increase_ns_ = t + cfg_->rate_increase_timer_ns;
+      next_increase_ns_ = t + period(cfg_->rate_increase_timer_ns);
       ++counters_.timer_events;
       increase(/*byte_event=*/false);
     }
@@ -37,7 +43,7 @@ void DcqcnRp::advance(TimeNs now) noexcept {
 
 void DcqcnRp::catch_up_alpha(TimeNs t) noexcept {
   if (t < alpha_anchor_ns_) return;
-  const int64_t due = (t - alpha_anchor_ns_) / cfg_->alpha_interval_ns;
+  const int64_t due = (t - alpha_anchor_ns_) / period(cfg_->alpha_interval_ns);
   int64_t n = due - alpha_ticks_done_;
   if (n <= 0) return;
   alpha_ticks_done_ = due;
@@ -70,7 +76,7 @@ void DcqcnRp::on_cnp(TimeNs now) noexcept {
     alpha_cnp_in_slot_ = true;
   }
 
-  if (cfg_->rate_decrease_interval_ns == 0) {
+  if (cfg_->rate_decrease_interval_ns <= 0) {
     cut(now);  // with the alpha from before this CNP (paper's order)
   } else if (next_decrease_ns_ == kNever) {
     const TimeNs d = cfg_->rate_decrease_interval_ns;
@@ -90,7 +96,7 @@ void DcqcnRp::cut(TimeNs t) noexcept {
   byte_stage_ = 0;
   bytes_since_event_ = 0;
   increased_since_cut_ = false;
-  next_increase_ns_ = t + cfg_->rate_increase_timer_ns;
+  next_increase_ns_ = t + period(cfg_->rate_increase_timer_ns);
   ++counters_.rate_cuts;
 }
 

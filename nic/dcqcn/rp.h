@@ -15,8 +15,10 @@
 //   alpha (AlphaUpdate::kOnCnp): alpha = (1-g) alpha + g right after each cut-causing CNP;
 //       alpha = (1-g) alpha every alpha_interval without a CNP (the K timer restarts at
 //       each CNP).
+//       (With periodic cuts the CNP's alpha update comes first and the later cut uses it.)
 //   alpha (AlphaUpdate::kPeriodic): every alpha_interval from the first CNP,
-//       alpha = (1-g) alpha + g if a CNP arrived in the slot, else (1-g) alpha.
+//       alpha = (1-g) alpha + g if a CNP arrived in the slot, else (1-g) alpha. The first
+//       CNP sets alpha = initial_alpha and does not count in a slot (as HPCC's simulator).
 //   increase event (every rate_increase_timer: T event; every byte_counter bytes sent: BC
 //   event), classified with the stage counters as they were BEFORE the event, then the
 //   event's counter is incremented:
@@ -27,8 +29,9 @@
 //       fast recovery: R_C = (R_T + R_C) / 2
 //       additive:      R_T = min(line, R_T + R_AI);  R_C = (R_T + R_C) / 2
 //       hyper:         R_T = min(line, R_T + R_HAI); R_C = (R_T + R_C) / 2
-//   The increase timer stops once R_C = R_T = line rate (further increases would change
-//   nothing), and restarts at the next cut. Nothing runs before the first CNP.
+//   A gap R_T - R_C below 1 bit/s is closed (halving alone never closes it). The increase
+//   timer stops once R_C = R_T = line rate (further increases would change nothing), and
+//   restarts at the next cut. Nothing runs before the first CNP.
 //
 // Time: every entry point takes `now` (ns) and first processes every timer due at or
 // before `now`, in time order, at its own scheduled time; so a late on_timer() call gives
@@ -47,8 +50,8 @@ namespace rocemu::dcqcn {
 enum class IncreaseStage : uint8_t { kFastRecovery, kAdditive, kHyper };
 
 struct RpCounters {
-  uint64_t cnps = 0;           // CNPs received
-  uint64_t rate_cuts = 0;      // decreases applied (< cnps when decreases are periodic)
+  uint64_t cnps = 0;       // CNPs received
+  uint64_t rate_cuts = 0;  // decreases applied (< cnps when decreases are periodic)
   uint64_t fast_recovery_steps = 0;
   uint64_t additive_steps = 0;
   uint64_t hyper_steps = 0;
@@ -96,12 +99,12 @@ class DcqcnRp {
   TimeNs next_decrease_ns_ = kNever;  // armed only while a CNP awaits the periodic cut
   TimeNs alpha_anchor_ns_ = 0;        // alpha ticks at anchor + k * alpha_interval, k >= 1
   int64_t alpha_ticks_done_ = 0;
-  TimeNs decrease_anchor_ns_ = 0;     // decrease ticks at anchor + k * interval
+  TimeNs decrease_anchor_ns_ = 0;  // decrease ticks at anchor + k * interval
   uint64_t bytes_since_event_ = 0;
   uint32_t timer_stage_ = 0;
   uint32_t byte_stage_ = 0;
-  bool started_ = false;              // a CNP has arrived
-  bool alpha_cnp_in_slot_ = false;    // kPeriodic: a CNP arrived in the current slot
+  bool started_ = false;            // a CNP has arrived
+  bool alpha_cnp_in_slot_ = false;  // kPeriodic: a CNP arrived in the current slot
   bool increased_since_cut_ = false;
   RpCounters counters_;
 };

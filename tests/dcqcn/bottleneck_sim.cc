@@ -51,19 +51,32 @@ class Model {
     if (s_.rate_csv || s_.queue_csv) push(0, Ev::kSample, 0, 0);
     // Flows start at line rate, staggered by one frame time so they are not in lock step.
     for (uint32_t i = 0; i < s_.flows; ++i)
-      schedule_send(i, static_cast<TimeNs>(i) * serialization_ns(s_.frame_bytes, s_.cfg.line_rate_bps));
+      schedule_send(
+          i, static_cast<TimeNs>(i) * serialization_ns(s_.frame_bytes, s_.cfg.line_rate_bps));
     while (!events_.empty()) {
       const Event e = events_.top();
       if (e.t >= s_.duration_ns) break;
       events_.pop();
       account_queue(e.t);
       switch (e.type) {
-        case Ev::kSend: if (e.gen == send_gen_[e.flow]) on_send(e.flow, e.t); break;
-        case Ev::kRpTimer: if (e.gen == timer_gen_[e.flow]) on_rp_event(e.flow, e.t, false); break;
-        case Ev::kCnp: on_rp_event(e.flow, e.t, true); break;
-        case Ev::kArrive: on_arrive(e.flow, e.t); break;
-        case Ev::kDepart: on_depart(e.t); break;
-        case Ev::kSample: on_sample(e.t); break;
+        case Ev::kSend:
+          if (e.gen == send_gen_[e.flow]) on_send(e.flow, e.t);
+          break;
+        case Ev::kRpTimer:
+          if (e.gen == timer_gen_[e.flow]) on_rp_event(e.flow, e.t, false);
+          break;
+        case Ev::kCnp:
+          on_rp_event(e.flow, e.t, true);
+          break;
+        case Ev::kArrive:
+          on_arrive(e.flow, e.t);
+          break;
+        case Ev::kDepart:
+          on_depart(e.t);
+          break;
+        case Ev::kSample:
+          on_sample(e.t);
+          break;
       }
     }
     account_queue(s_.duration_ns);

@@ -28,7 +28,7 @@ struct BottleneckScenario {
   TimeNs prop_ns = 1'000;
   TimeNs feedback_ns = 4'000;
   EcnSetting ecn;
-  DcqcnConfig cfg;              // line_rate_bps is each sender NIC's rate
+  DcqcnConfig cfg;  // line_rate_bps is each sender NIC's rate
   TimeNs duration_ns = 250 * kNsPerMs;
   TimeNs warmup_ns = 50 * kNsPerMs;  // measurements cover [warmup, duration)
   uint64_t seed = 1;
@@ -39,15 +39,15 @@ struct BottleneckScenario {
 };
 
 struct BottleneckResult {
-  std::vector<double> flow_bps;   // delivered through the bottleneck in the window
-  double utilisation = 0;         // sum(flow_bps) / bottleneck_bps
-  double jain = 0;                // Jain's fairness index of flow_bps
-  double mean_queue_bytes = 0;    // time-weighted over the window
-  uint64_t max_queue_bytes = 0;   // over the window
+  std::vector<double> flow_bps;  // delivered through the bottleneck in the window
+  double utilisation = 0;        // sum(flow_bps) / bottleneck_bps
+  double jain = 0;               // Jain's fairness index of flow_bps
+  double mean_queue_bytes = 0;   // time-weighted over the window
+  uint64_t max_queue_bytes = 0;  // over the window
   double frac_time_above_kmax = 0;
   double frac_time_empty = 0;
-  uint64_t marked = 0;            // frames CE-marked (whole run)
-  uint64_t cnps = 0;              // CNPs sent by the NP (whole run)
+  uint64_t marked = 0;  // frames CE-marked (whole run)
+  uint64_t cnps = 0;    // CNPs sent by the NP (whole run)
 };
 
 BottleneckResult run_bottleneck(const BottleneckScenario& s);

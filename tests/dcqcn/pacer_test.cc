@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdio>
 #include <numeric>
 #include <vector>
 
@@ -53,6 +54,8 @@ TEST(DcqcnPacer, AchievedRateWithinTwoPercentFrom100MbpsTo100GbpsInVirtualTime) 
   for (const auto& c : kRates) {
     const double r = achieved_rate_bps(c.rate_bps, c.window_ns, 0, 0, 1);
     const double want = static_cast<double>(c.rate_bps);
+    std::printf("virtual time: set %.1f Gbps achieved %.5f Gbps (%+.4f%%)\n", want / 1e9, r / 1e9,
+                (r / want - 1) * 100);
     EXPECT_NEAR(r / want, 1.0, 0.02) << "rate " << want / 1e9 << " Gbps: got " << r / 1e9;
     // Exact spacing: the window holds ceil(window / spacing) frames, so the error is below
     // one frame.
@@ -66,6 +69,8 @@ TEST(DcqcnPacer, AchievedRateWithinTwoPercentWhenPolledLateInRealTime) {
   for (const auto& c : kRates) {
     const double r = achieved_rate_bps(c.rate_bps, c.window_ns, 8 * 1024, 500, 7);
     const double want = static_cast<double>(c.rate_bps);
+    std::printf("late polls: set %.1f Gbps achieved %.5f Gbps (%+.4f%%)\n", want / 1e9, r / 1e9,
+                (r / want - 1) * 100);
     EXPECT_NEAR(r / want, 1.0, 0.02) << "rate " << want / 1e9 << " Gbps: got " << r / 1e9;
   }
 }
@@ -109,8 +114,8 @@ double to_bps(uint64_t bytes, TimeNs window_ns) {
 TEST(DcqcnPacer, QpsAtLineRateShareTheNicWireEqually) {
   const TimeNs w = 20 * kNsPerMs;
   for (uint64_t burst : {uint64_t{0}, uint64_t{8 * 1024}}) {
-    const auto bytes = share_wire(std::vector<uint64_t>(4, 25 * kBpsPerGbps), 25 * kBpsPerGbps,
-                                  w, burst);
+    const auto bytes =
+        share_wire(std::vector<uint64_t>(4, 25 * kBpsPerGbps), 25 * kBpsPerGbps, w, burst);
     for (size_t i = 0; i < bytes.size(); ++i)
       EXPECT_NEAR(to_bps(bytes[i], w) / 6.25e9, 1.0, 0.01) << "qp " << i << " burst " << burst;
   }
@@ -118,17 +123,17 @@ TEST(DcqcnPacer, QpsAtLineRateShareTheNicWireEqually) {
 
 TEST(DcqcnPacer, RateLimitedQpGetsItsRateAndTheOthersShareTheRest) {
   const TimeNs w = 20 * kNsPerMs;
-  const auto bytes = share_wire({2 * kBpsPerGbps, 25 * kBpsPerGbps, 25 * kBpsPerGbps,
-                                 25 * kBpsPerGbps},
-                                25 * kBpsPerGbps, w, 8 * 1024);
+  const auto bytes =
+      share_wire({2 * kBpsPerGbps, 25 * kBpsPerGbps, 25 * kBpsPerGbps, 25 * kBpsPerGbps},
+                 25 * kBpsPerGbps, w, 8 * 1024);
   EXPECT_NEAR(to_bps(bytes[0], w) / 2e9, 1.0, 0.02);
   for (size_t i = 1; i < 4; ++i) EXPECT_NEAR(to_bps(bytes[i], w) / (23e9 / 3), 1.0, 0.02) << i;
 }
 
 TEST(DcqcnPacer, OversubscribedEqualRatesAreFairByJainsIndex) {
   const TimeNs w = 20 * kNsPerMs;
-  const auto bytes = share_wire(std::vector<uint64_t>(8, 5 * kBpsPerGbps), 25 * kBpsPerGbps, w,
-                                8 * 1024);
+  const auto bytes =
+      share_wire(std::vector<uint64_t>(8, 5 * kBpsPerGbps), 25 * kBpsPerGbps, w, 8 * 1024);
   double sum = 0, sum_sq = 0;
   for (auto b : bytes) {
     sum += static_cast<double>(b);

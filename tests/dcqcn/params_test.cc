@@ -1,7 +1,7 @@
 // params_test.cc — [dcqcn] TOML parsing, validation, line-rate scaling, the two profiles.
-#include "nic/dcqcn/dcqcn_params.h"
-
 #include <gtest/gtest.h>
+
+#include "nic/dcqcn/dcqcn_params.h"
 
 namespace rocemu::dcqcn {
 namespace {
@@ -38,6 +38,7 @@ TEST(DcqcnParams, PaperProfileFileHasThePaperValues) {
 TEST(DcqcnParams, HpccMellanoxProfileFileHasTheSimulatorValues) {
   const DcqcnProfile prof = load_dcqcn_profile("configs/dcqcn/hpcc_mellanox.toml");
   const DcqcnConfig c = make_dcqcn_config(prof.dcqcn, 100 * kBpsPerGbps);
+  EXPECT_EQ(c.cnp_interval_ns, 0);  // congestion signalled in every marked packet's ACK
   EXPECT_EQ(c.alpha_update, AlphaUpdate::kPeriodic);
   EXPECT_EQ(c.alpha_interval_ns, 1'000);
   EXPECT_EQ(c.rate_decrease_interval_ns, 4'000);

@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 #include <rte_mbuf.h>
 
+#include <atomic>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "tests/support/eal_env.h"
 #include "tests/switchsw/frames.h"
@@ -187,6 +189,32 @@ TEST_F(SoftSwitchTest, ThresholdUpdateTakesEffectOnTheNextDequeue) {
   drain(s, 1);
 }
 
+TEST_F(SoftSwitchTest, SetEcnFromAnotherThreadIsAppliedWholeBetweenPackets) {
+  Star star(2);
+  SoftSwitch s(SwitchParams{}, star.topo, star.sw, pool_, 1);
+  // The control thread alternates between two settings; the data path must only ever see
+  // one of them (or the initial one) whole, never a mix, and end with the last one written.
+  const EcnSetting a{1000, 2000, 0.5}, b{3000, 9000, 0.25};
+  std::atomic<bool> done{false};
+  std::thread control([&] {
+    for (int i = 0; i < 20000; ++i) EXPECT_EQ(s.set_ecn(1, i % 2 ? b : a), "");
+    done = true;
+  });
+  const EcnSetting initial = s.ecn(1);
+  int torn = 0;
+  while (!done) {
+    rx1(s, 0, make_frame(pool_, star.spec(0, 1)));
+    rte_pktmbuf_free(s.tx(1, 0));
+    const EcnSetting now = s.ecn(1);
+    torn += !(now == a || now == b || now == initial);
+  }
+  control.join();
+  rx1(s, 0, make_frame(pool_, star.spec(0, 1)));
+  rte_pktmbuf_free(s.tx(1, 0));
+  EXPECT_EQ(torn, 0);
+  EXPECT_EQ(s.ecn(1), b);
+}
+
 TEST_F(SoftSwitchTest, CnpsGoAheadOfDataAndNotEctOrControlPacketsAreNeverMarked) {
   Star star(2);
   SoftSwitch s(SwitchParams{}, star.topo, star.sw, pool_, 1);
@@ -215,6 +243,59 @@ TEST_F(SoftSwitchTest, CnpsGoAheadOfDataAndNotEctOrControlPacketsAreNeverMarked)
     m = s.tx(1, 0);
     ASSERT_NE(m, nullptr);
     EXPECT_EQ(test::ipv4_of(m)->ecn(), e);
+    rte_pktmbuf_free(m);
+  }
+}
+
+TEST_F(SoftSwitchTest, DwrrSharesTheLinkAmongDataClassesByWeight) {
+  Star star(2);
+  SwitchParams p;
+  p.classes = {ClassParams{"rdma", 3, {26}, true, false, 3}, ClassParams{"bulk", 1, {10}, false, false, 1},
+               ClassParams{"control", 6, {48}, false, true, 1}};
+  SoftSwitch s(p, star.topo, star.sw, pool_, 1);
+  FrameSpec rdma = star.spec(0, 1);
+  FrameSpec bulk = rdma;
+  bulk.dscp = 10;
+  for (int i = 0; i < 200; ++i) {
+    rx1(s, 0, make_frame(pool_, rdma));
+    rx1(s, 0, make_frame(pool_, bulk));
+  }
+  int n_rdma = 0, n_bulk = 0;
+  for (int i = 0; i < 160; ++i) {
+    rte_mbuf* m = s.tx(1, 0);
+    ASSERT_NE(m, nullptr);
+    (test::ipv4_of(m)->dscp() == 26 ? n_rdma : n_bulk) += 1;
+    rte_pktmbuf_free(m);
+  }
+  // Weights 3:1 with 9 KB quanta of 1 KB frames: 120:40, up to one quantum (9 frames) apart.
+  EXPECT_NEAR(n_rdma, 120, 9);
+  EXPECT_NEAR(n_bulk, 40, 9);
+  // Once one class is empty the other takes the whole link.
+  drain(s, 1);
+  EXPECT_EQ(s.queue_bytes(1, 3) + s.queue_bytes(1, 1), 0u);
+}
+
+TEST_F(SoftSwitchTest, RoundRobinAlternatesPacketsAmongDataClasses) {
+  Star star(2);
+  SwitchParams p;
+  p.scheduler = "rr";
+  p.classes = {ClassParams{"rdma", 3, {26}, true, false, 1}, ClassParams{"bulk", 1, {10}, false, false, 1},
+               ClassParams{"control", 6, {48}, false, true, 1}};
+  SoftSwitch s(p, star.topo, star.sw, pool_, 1);
+  FrameSpec rdma = star.spec(0, 1);
+  FrameSpec bulk = rdma;
+  bulk.dscp = 10;
+  for (int i = 0; i < 10; ++i) {
+    rx1(s, 0, make_frame(pool_, rdma));
+    rx1(s, 0, make_frame(pool_, bulk));
+  }
+  int prev = -1;
+  for (int i = 0; i < 20; ++i) {
+    rte_mbuf* m = s.tx(1, 0);
+    ASSERT_NE(m, nullptr);
+    const int d = test::ipv4_of(m)->dscp();
+    EXPECT_NE(d, prev) << i;
+    prev = d;
     rte_pktmbuf_free(m);
   }
 }

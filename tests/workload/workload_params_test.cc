@@ -167,3 +167,32 @@ TEST(WorkloadConfig, TooFewHostsIsReportedBeforeTheCdfIsRead) {
 
 }  // namespace
 }  // namespace rocemu::workload
+
+namespace rocemu::workload {
+namespace {
+
+TEST(WorkloadParams, ShippedExampleParsesAndBuildsFor24Hosts) {
+  const toml::table t = parse_toml_file("configs/workloads/example.toml");
+  ConfigErrors errs;
+  ConfigReader root(t, "", errs);
+  auto w = root.table("workload");
+  ASSERT_TRUE(w.has_value());
+  const WorkloadParams p = parse_workload_params(*w);
+  root.finish();
+  ASSERT_TRUE(errs.empty()) << errs.format("example.toml");
+  std::vector<HostSpec> hosts;
+  for (uint32_t i = 0; i < 24; ++i) hosts.push_back({i, 25'000'000'000});
+  const WorkloadConfig cfg = make_workload_config(p, hosts);
+  ASSERT_TRUE(cfg.cdf);
+  EXPECT_DOUBLE_EQ(cfg.cdf->mean_bytes(), 1711250.0);
+  WorkloadGenerator g(cfg, 1);
+  FlowSpec f;
+  uint64_t incast = 0, background = 0;
+  while (g.next(f)) ++(f.incast == kNotIncast ? background : incast);
+  EXPECT_EQ(incast, 5u * 8u) << "events at 0, 5, 10, 15, 20 ms of 8 senders each";
+  // 24 hosts x 0.6 * 25e9 / (8 * 1,711,250) flows/s x 25 ms = 657.4 flows, Poisson sd 25.6.
+  EXPECT_NEAR(static_cast<double>(background), 657.4, 5 * 25.6);
+}
+
+}  // namespace
+}  // namespace rocemu::workload

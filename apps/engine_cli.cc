@@ -1,0 +1,152 @@
+// engine_cli.cc — argument parsing and help of the engine apps.
+#include "apps/engine_cli.h"
+
+#include <cstdlib>
+
+namespace rocemu::apps {
+
+namespace {
+bool to_int(const std::string& s, int64_t& out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0') return false;
+  out = v;
+  return true;
+}
+bool to_double(const std::string& s, double& out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (*end != '\0') return false;
+  out = v;
+  return true;
+}
+}  // namespace
+
+EngineCli parse_engine_cli(EngineKind kind, int argc, char** argv) {
+  EngineCli c;
+  const bool sim = kind == EngineKind::kSim;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") {
+      if (sim) {
+        c.errors.push_back("`--` (EAL arguments) is for rocemu-testbed; rocemu-sim takes none");
+        break;
+      }
+      for (++i; i < argc; ++i) c.eal_args.push_back(argv[i]);
+      break;
+    }
+    std::string value;
+    bool has_value = false;
+    if (a.rfind("--", 0) == 0) {
+      const auto eq = a.find('=');
+      if (eq != std::string::npos) {
+        value = a.substr(eq + 1);
+        a = a.substr(0, eq);
+        has_value = true;
+      }
+    }
+    auto need = [&](const char* name) -> bool {
+      if (has_value) return true;
+      if (i + 1 >= argc) {
+        c.errors.push_back(std::string(name) + ": needs a value");
+        return false;
+      }
+      value = argv[++i];
+      return true;
+    };
+    if (a == "-h" || a == "--help") {
+      c.help = true;
+    } else if (a == "--seed") {
+      int64_t v = 0;
+      if (need("--seed")) {
+        if (to_int(value, v) && v >= 0) c.seed = static_cast<uint64_t>(v);
+        else c.errors.push_back("--seed=" + value + ": expected a non-negative integer");
+      }
+    } else if (a == "--out") {
+      if (need("--out")) c.out_dir = value;
+    } else if (a == "--log-level") {
+      if (need("--log-level")) c.log_level = value;
+    } else if (sim && a == "--until-us") {
+      int64_t v = 0;
+      if (need("--until-us")) {
+        if (to_int(value, v) && v >= 1 && v <= 3'600'000'000) c.until_us = v;
+        else c.errors.push_back("--until-us=" + value + ": expected an integer in [1, 3600000000]");
+      }
+    } else if (!sim && a == "--ports") {
+      fabric::PortBackend b{};
+      if (need("--ports")) {
+        if (fabric::parse_backend(value, b)) c.ports = value;
+        else c.errors.push_back("--ports=" + value + ": expected one of ring, af_packet, af_xdp, tap, memif, pci");
+      }
+    } else if (!sim && a == "--time-limit-s") {
+      double v = 0;
+      if (need("--time-limit-s")) {
+        if (to_double(value, v) && v >= 0.001 && v <= 3600) c.time_limit_s = v;
+        else c.errors.push_back("--time-limit-s=" + value + ": expected a number in [0.001, 3600]");
+      }
+    } else if (!a.empty() && a[0] == '-') {
+      c.errors.push_back(a + ": unknown option (see --help)");
+    } else if (c.config_path.empty()) {
+      c.config_path = a;
+    } else {
+      c.errors.push_back(a + ": only one configuration file may be given");
+    }
+  }
+  if (!c.help && c.config_path.empty()) c.errors.push_back("missing the configuration file (see --help)");
+  return c;
+}
+
+std::string engine_help(EngineKind kind, const std::string& p) {
+  const bool sim = kind == EngineKind::kSim;
+  std::string s;
+  if (sim) {
+    s += "usage: " + p + " CONFIG.toml [--seed N] [--out DIR] [--log-level LEVEL] [--until-us N]\n\n";
+    s += "Runs the job of CONFIG.toml in deterministic virtual time: links serialise at their\n"
+         "rate and add their delay; the same seed gives byte-identical result files.\n\n";
+  } else {
+    s += "usage: " + p + " CONFIG.toml [--seed N] [--out DIR] [--log-level LEVEL]\n"
+         "       [--ports ring|af_packet|af_xdp|tap|memif|pci] [--time-limit-s S] [-- EAL-ARGS...]\n\n";
+    s += "Runs the job of CONFIG.toml in real time on DPDK ports, one lcore polling every node\n"
+         "(port rate emulated per port so queues build in the switch).\n\n";
+  }
+  s += "arguments:\n"
+       "  CONFIG.toml          the run: [run] [topology] [switch] [nic] [job] [sim] [testbed]\n"
+       "                       [capture] (docs/config.md)\n"
+       "  --seed N             run seed (overrides [run].seed; default 1): seeds switches, NICs,\n"
+       "                       link impairments and the job's data pattern\n"
+       "  --out DIR            directory for summary.json, summary.csv and captures (default out)\n"
+       "  --log-level LEVEL    trace|debug|info|warn|error|critical|off (default $ROCEMU_LOG or info)\n";
+  if (sim) {
+    s += "  --until-us N         stop virtual time at N us even if the job is not done\n"
+         "                       (overrides [sim].until_us; default 1000000)\n";
+  } else {
+    s += "  --ports BACKEND      port type for every link end (overrides [testbed].ports; default\n"
+         "                       ring = rte_eth_from_rings wires inside this process; af_packet,\n"
+         "                       af_xdp and tap open kernel interfaces named by the links' a_dev/b_dev\n"
+         "                       (default re<link>a / re<link>b); memif connects both ends in this\n"
+         "                       process; pci uses the PCI addresses in a_dev/b_dev)\n"
+         "  --time-limit-s S     give up after S seconds of real time (default [testbed].time_limit_s = 30)\n"
+         "  -- EAL-ARGS...       passed to rte_eal_init after the defaults (-l 0 --no-pci --in-memory\n"
+         "                       --no-telemetry, or --no-huge -m 512 --file-prefix rocemu-<pid> where\n"
+         "                       hugepages are missing); giving -l/-c/--lcores or a memory option\n"
+         "                       replaces ours\n";
+  }
+  s += "  -h, --help           this text\n\n"
+       "exit status: 0 job completed and data verified; 1 job failed, data mismatch or a\n"
+       "setup failure (EAL, ports); 2 usage or configuration error (every problem listed,\n"
+       "nothing started)\n";
+  return s;
+}
+
+void apply_overrides(const EngineCli& cli, fabric::RunConfig& cfg) {
+  if (cli.seed) cfg.seed = *cli.seed;
+  if (cli.until_us) cfg.sim.until_ns = *cli.until_us * kNsPerUs;
+  if (cli.ports) fabric::parse_backend(*cli.ports, cfg.testbed.backend);
+  if (cli.time_limit_s)
+    cfg.testbed.time_limit_ns = static_cast<TimeNs>(*cli.time_limit_s * static_cast<double>(kNsPerSec));
+}
+
+}  // namespace rocemu::apps

@@ -1,0 +1,37 @@
+// engine_cli.h — the command line shared by rocemu-sim and rocemu-testbed: parsing, --help
+// text, and applying overrides to a loaded RunConfig. Usage errors are collected and
+// reported together (exit 2), like configuration errors.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fabric/run_config.h"
+
+namespace rocemu::apps {
+
+enum class EngineKind { kSim, kTestbed };
+
+struct EngineCli {
+  std::string config_path;
+  std::optional<uint64_t> seed;
+  std::string out_dir = "out";
+  std::string log_level;                   // empty: $ROCEMU_LOG or info
+  std::optional<int64_t> until_us;         // sim
+  std::optional<std::string> ports;        // testbed
+  std::optional<double> time_limit_s;      // testbed
+  std::vector<std::string> eal_args;       // testbed: everything after `--`
+  bool help = false;
+  std::vector<std::string> errors;
+};
+
+/// Parses argv (argv[0] skipped).
+EngineCli parse_engine_cli(EngineKind kind, int argc, char** argv);
+/// The --help text of `program`.
+std::string engine_help(EngineKind kind, const std::string& program);
+/// Applies --seed, --until-us, --ports, --time-limit-s to `cfg`.
+void apply_overrides(const EngineCli& cli, fabric::RunConfig& cfg);
+
+}  // namespace rocemu::apps

@@ -1,0 +1,63 @@
+// rocemu-testbed — runs a configuration's job in real time over DPDK ports
+// (fabric/realtime_engine.h). Usage: rocemu-testbed --help. Exit: 0 ok, 1 failed, 2 usage.
+#include <cstdio>
+#include <exception>
+#include <set>
+#include <stdexcept>
+
+#include "apps/engine_cli.h"
+#include "common/log.h"
+#include "fabric/eal.h"
+#include "fabric/write_job.h"
+
+using namespace rocemu;
+
+int main(int argc, char** argv) {
+  auto cli = apps::parse_engine_cli(apps::EngineKind::kTestbed, argc, argv);
+  if (cli.help) {
+    std::fputs(apps::engine_help(apps::EngineKind::kTestbed, "rocemu-testbed").c_str(), stdout);
+    return 0;
+  }
+  if (!setup_logging(cli.log_level)) cli.errors.push_back("--log-level=" + cli.log_level + ": unknown level");
+  if (!cli.errors.empty()) {
+    for (const auto& e : cli.errors) std::fprintf(stderr, "rocemu-testbed: %s\n", e.c_str());
+    return kExitUsage;
+  }
+  fabric::RunConfig cfg;
+  try {
+    cfg = fabric::load_run_config(cli.config_path);
+  } catch (const ConfigError& e) {
+    std::fprintf(stderr, "%s", e.what());
+    if (std::string(e.what()).back() != '\n') std::fputc('\n', stderr);
+    return kExitUsage;
+  }
+  apps::apply_overrides(cli, cfg);
+  try {
+    fabric::EalOptions eal;
+    eal.program = "rocemu-testbed";
+    eal.user_args = cfg.testbed.eal_args;
+    eal.user_args.insert(eal.user_args.end(), cli.eal_args.begin(), cli.eal_args.end());
+    std::set<uint32_t> lcores{0};
+    for (const auto& [node, lc] : cfg.testbed.placement) lcores.insert(lc);
+    eal.lcores.clear();
+    for (uint32_t lc : lcores) eal.lcores += (eal.lcores.empty() ? "" : ",") + std::to_string(lc);
+    if (cfg.testbed.backend == fabric::PortBackend::kPci)
+      for (const auto& l : cfg.topology.links)
+        for (const auto* d : {&l.a_dev, &l.b_dev})
+          if (!d->empty()) eal.pci_devices.push_back(*d);
+    fabric::eal_start(eal);
+    const fabric::JobResult r = fabric::run_write_job_realtime(cfg, cli.out_dir);
+    std::fputs(fabric::to_text(r).c_str(), stdout);
+    fabric::write_result_files(r, cli.out_dir);
+    std::printf("results: %s/summary.json, %s/summary.csv\n", cli.out_dir.c_str(), cli.out_dir.c_str());
+    if (!r.completed) std::fprintf(stderr, "rocemu-testbed: the job did not complete\n");
+    if (!r.verified) std::fprintf(stderr, "rocemu-testbed: data at the destination does not match the source\n");
+    return r.completed && r.verified ? 0 : 1;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "rocemu-testbed: %s\n", e.what());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rocemu-testbed: %s\n", e.what());
+    return 1;
+  }
+}

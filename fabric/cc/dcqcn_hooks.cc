@@ -1,0 +1,102 @@
+// dcqcn_hooks.cc — DcqcnPort -> CongestionHooks adapter (see dcqcn_hooks.h).
+#include "fabric/cc/dcqcn_hooks.h"
+
+#include "common/config.h"
+#include "nic/roce_host.h"
+
+namespace rocemu::fabric {
+
+namespace {
+
+dcqcn::DcqcnConfig checked_config(const dcqcn::DcqcnParams& p, uint64_t line_rate_bps) {
+  if (p.window_kb != 0) {
+    ConfigErrors e;
+    e.add("dcqcn.window_kb", std::to_string(p.window_kb),
+          "the RoCE host has no DCQCN window; use 0");
+    throw ConfigError(e.format("dcqcn"));
+  }
+  return dcqcn::make_dcqcn_config(p, line_rate_bps);
+}
+
+}  // namespace
+
+DcqcnHooks::DcqcnHooks(const dcqcn::DcqcnParams& params, uint64_t line_rate_bps,
+                       nic::RoceHost& host, uint32_t max_qps)
+    : cfg_(checked_config(params, line_rate_bps)),
+      port_(cfg_, max_qps),
+      host_(&host),
+      pushed_bps_(max_qps, 0) {}
+
+int32_t DcqcnHooks::slot(uint32_t qpn) const noexcept {
+  const uint32_t s = qpn - kFirstQpn;  // wraps for qpn < kFirstQpn
+  return s < port_.max_qps() ? static_cast<int32_t>(s) : -1;
+}
+
+void DcqcnHooks::push_rate(uint32_t s) noexcept {
+  const auto r = static_cast<uint64_t>(port_.rp(s).rate_bps());
+  if (r == pushed_bps_[s]) return;
+  pushed_bps_[s] = r;
+  // At line rate the limiter would only repeat the wire's own serialisation: lift it.
+  host_->set_qp_rate_bps(kFirstQpn + s, r >= cfg_.line_rate_bps ? 0 : r);
+}
+
+bool DcqcnHooks::on_ce_marked(uint32_t qpn, TimeNs now) noexcept {
+  const int32_t s = slot(qpn);
+  if (s < 0) [[unlikely]] {
+    ++unmanaged_;
+    return false;
+  }
+  return port_.on_ce_packet(static_cast<uint32_t>(s), now);
+}
+
+void DcqcnHooks::on_cnp(uint32_t qpn, TimeNs now) noexcept {
+  const int32_t s = slot(qpn);
+  if (s < 0) [[unlikely]] {
+    ++unmanaged_;
+    return;
+  }
+  port_.on_cnp(static_cast<uint32_t>(s), now);
+  push_rate(static_cast<uint32_t>(s));
+}
+
+void DcqcnHooks::on_data_sent(uint32_t qpn, uint32_t bytes, TimeNs now) noexcept {
+  const int32_t s = slot(qpn);
+  if (s < 0) [[unlikely]] {
+    ++unmanaged_;
+    return;
+  }
+  port_.on_sent(static_cast<uint32_t>(s), bytes, now);
+  push_rate(static_cast<uint32_t>(s));
+}
+
+void DcqcnHooks::on_timer(TimeNs now) noexcept {
+  port_.on_timer(now);
+  for (uint32_t s = 0; s < port_.max_qps(); ++s) push_rate(s);
+}
+
+double DcqcnHooks::rate_bps(uint32_t qpn) const noexcept {
+  const int32_t s = slot(qpn);
+  return s < 0 ? static_cast<double>(cfg_.line_rate_bps) : port_.rp(static_cast<uint32_t>(s)).rate_bps();
+}
+
+uint64_t host_line_rate_bps(const Topology& topo, uint32_t node) noexcept {
+  const TopoNode& n = topo.nodes()[node];
+  if (n.ports.empty()) return 0;
+  return topo.links()[n.ports[0].link].rate_bps;
+}
+
+std::vector<std::unique_ptr<DcqcnHooks>> install_dcqcn(const dcqcn::DcqcnParams& params,
+                                                       const Topology& topo,
+                                                       const std::vector<nic::RoceHost*>& hosts,
+                                                       uint32_t max_qps) {
+  std::vector<std::unique_ptr<DcqcnHooks>> out;
+  for (uint32_t i = 0; i < hosts.size(); ++i) {
+    if (hosts[i] == nullptr) continue;
+    out.push_back(std::make_unique<DcqcnHooks>(params, host_line_rate_bps(topo, i), *hosts[i],
+                                               max_qps));
+    hosts[i]->set_congestion_hooks(out.back().get());
+  }
+  return out;
+}
+
+}  // namespace rocemu::fabric

@@ -1,0 +1,77 @@
+// dcqcn_hooks.h — DCQCN plugged into a RoceHost: the nic::CongestionHooks that drive one
+// dcqcn::DcqcnPort (NP, RP per QP) and hand every rate the RP decides to the host's per-QP
+// rate limiter (RoceHost::set_qp_rate_bps).
+//
+// DCQCN, Zhu et al., SIGCOMM 2015, section 3: NP = on_ce_marked (at most one CNP per flow
+// per cnp_interval, IBTA annex A17.9.3), RP = on_cnp / on_data_sent (byte counter) / timers.
+// The pacing itself is the host's limiter (the next data frame of a QP leaves at
+// max(now, previous release + serialisation at R_C)); DcqcnPort's own pacer/scheduler is not
+// used here (the host schedules its QPs round-robin). The BDP window of DcqcnPort is not
+// enforced (window_kb must be 0; make_dcqcn_hooks refuses otherwise).
+// QP slots: qpn - first_qpn, for qpn in [first_qpn, first_qpn + max_qps); QPs beyond are
+// left uncontrolled (counted). Units: ns, bytes, bit/s. One owner: the host's thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/time_ns.h"
+#include "common/topology.h"
+#include "nic/cc_hooks.h"
+#include "nic/dcqcn/dcqcn_params.h"
+#include "nic/dcqcn/dcqcn_port.h"
+
+namespace rocemu::nic {
+class RoceHost;
+}
+
+namespace rocemu::fabric {
+
+/// QPN of a host's first QP (RoceHost numbers QPs from 0x11 as rxe does).
+inline constexpr uint32_t kFirstQpn = 0x11;
+
+class DcqcnHooks final : public nic::CongestionHooks {
+ public:
+  /// DCQCN for `host` whose port runs at `line_rate_bps`, with room for `max_qps` QPs.
+  /// Does not install itself: call host.set_congestion_hooks(this). Both must outlive
+  /// each other's use. Throws ConfigError (bad params) like make_dcqcn_config.
+  DcqcnHooks(const dcqcn::DcqcnParams& params, uint64_t line_rate_bps, nic::RoceHost& host,
+             uint32_t max_qps = 16);
+
+  bool on_ce_marked(uint32_t qpn, TimeNs now) noexcept override;
+  void on_cnp(uint32_t qpn, TimeNs now) noexcept override;
+  void on_data_sent(uint32_t qpn, uint32_t bytes, TimeNs now) noexcept override;
+  TimeNs next_deadline() const noexcept override { return port_.next_deadline(); }
+  void on_timer(TimeNs now) noexcept override;
+
+  /// The RP's current rate of `qpn` (line rate for an unknown QP).
+  double rate_bps(uint32_t qpn) const noexcept;
+  const dcqcn::DcqcnPort& port() const noexcept { return port_; }
+  dcqcn::DcqcnPort& port() noexcept { return port_; }
+  const dcqcn::DcqcnConfig& config() const noexcept { return cfg_; }
+  /// Events for QPs outside the slots (no congestion control applied to them).
+  uint64_t unmanaged_events() const noexcept { return unmanaged_; }
+
+ private:
+  int32_t slot(uint32_t qpn) const noexcept;
+  void push_rate(uint32_t slot) noexcept;
+
+  dcqcn::DcqcnConfig cfg_;  // before port_: the port keeps a pointer to it
+  dcqcn::DcqcnPort port_;
+  nic::RoceHost* host_;
+  std::vector<uint64_t> pushed_bps_;  // last rate handed to the host per slot
+  uint64_t unmanaged_ = 0;
+};
+
+/// Line rate of host `node`'s port 0 in `topo` (0 if it has no port).
+uint64_t host_line_rate_bps(const Topology& topo, uint32_t node) noexcept;
+
+/// Hooks for every host of `topo` in `hosts` (parallel to topo.nodes(); nullptr entries are
+/// switches), installed on each host; the result owns them (keep it alive while the hosts
+/// run).
+std::vector<std::unique_ptr<DcqcnHooks>> install_dcqcn(
+    const dcqcn::DcqcnParams& params, const Topology& topo,
+    const std::vector<nic::RoceHost*>& hosts, uint32_t max_qps = 16);
+
+}  // namespace rocemu::fabric

@@ -1,0 +1,329 @@
+// realtime_engine.cc — ports, wire-time emulation and the poll loop of the real-time engine.
+#include "fabric/realtime_engine.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <rte_dev.h>
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+#include <spdlog/spdlog.h>
+
+namespace rocemu::fabric {
+
+namespace {
+constexpr uint16_t kBurst = 32;
+std::atomic<uint32_t> g_instances{0};
+
+[[noreturn]] void fail(const std::string& what, int err) {
+  throw std::runtime_error(what + ": " + rte_strerror(err < 0 ? -err : err));
+}
+}  // namespace
+
+const char* backend_name(PortBackend b) noexcept {
+  switch (b) {
+    case PortBackend::kRing: return "ring";
+    case PortBackend::kAfPacket: return "af_packet";
+    case PortBackend::kAfXdp: return "af_xdp";
+    case PortBackend::kTap: return "tap";
+    case PortBackend::kMemif: return "memif";
+    case PortBackend::kPci: return "pci";
+  }
+  return "?";
+}
+
+bool parse_backend(const std::string& s, PortBackend& out) noexcept {
+  for (auto b : {PortBackend::kRing, PortBackend::kAfPacket, PortBackend::kAfXdp, PortBackend::kTap,
+                 PortBackend::kMemif, PortBackend::kPci})
+    if (s == backend_name(b)) {
+      out = b;
+      return true;
+    }
+  return false;
+}
+
+std::string default_iface(uint32_t link, bool end_b) {
+  return "re" + std::to_string(link) + (end_b ? "b" : "a");
+}
+
+std::string vdev_args(PortBackend b, uint32_t unique, uint32_t link, bool end_b,
+                      const std::string& dev, const std::string& memif_socket) {
+  const std::string iface = dev.empty() ? default_iface(link, end_b) : dev;
+  const std::string n = std::to_string(unique);
+  switch (b) {
+    case PortBackend::kAfPacket:
+      return "net_af_packet" + n + ",iface=" + iface + ",framecnt=16384,qdisc_bypass=1";
+    case PortBackend::kAfXdp:
+      return "net_af_xdp" + n + ",iface=" + iface + ",start_queue=0,queue_count=1";
+    case PortBackend::kTap:
+      return "net_tap" + n + ",iface=" + iface;
+    case PortBackend::kMemif:
+      // The a end serves, the b end connects; the link index is the memif id.
+      return "net_memif" + n + ",role=" + (end_b ? "client" : "server") + ",id=" +
+             std::to_string(link) + ",socket=" + memif_socket;
+    case PortBackend::kRing:
+    case PortBackend::kPci:
+      break;
+  }
+  return {};
+}
+
+RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptions>& links,
+                               const RealtimeOptions& opt)
+    : instance_(g_instances.fetch_add(1)) {
+  const std::string tag = "re" + std::to_string(getpid() % 100000) + "_" + std::to_string(instance_);
+  pool_ = rte_pktmbuf_pool_create((tag + "_pool").c_str(), opt.pool_mbufs, 256, 0,
+                                  static_cast<uint16_t>(RTE_PKTMBUF_HEADROOM + opt.mbuf_data_bytes),
+                                  static_cast<int>(rte_socket_id()));
+  if (!pool_) fail("mbuf pool of " + std::to_string(opt.pool_mbufs) + " mbufs", rte_errno);
+
+  const auto& tn = topo.nodes();
+  nodes_.assign(tn.size(), nullptr);
+  node_lcore_ = opt.node_lcore;
+  if (!node_lcore_.empty() && node_lcore_.size() != tn.size())
+    throw std::invalid_argument("node_lcore must name one lcore per node");
+  for (uint32_t n = 0; n < tn.size(); ++n) {
+    port_base_.push_back(static_cast<uint32_t>(ports_.size()));
+    for (uint16_t i = 0; i < tn[n].ports.size(); ++i) {
+      Port p;
+      p.node = n;
+      p.index = i;
+      p.rate_bps = topo.links().at(tn[n].ports[i].link).rate_bps;
+      ports_.push_back(p);
+    }
+  }
+  const std::string memif_socket = opt.memif_socket.empty()
+                                       ? "/tmp/rocemu-memif-" + std::to_string(getpid()) + ".sock"
+                                       : opt.memif_socket;
+  uint32_t unique = instance_ * 1000;
+  for (uint32_t li = 0; li < topo.links().size(); ++li) {
+    const auto& l = topo.links()[li];
+    const LinkOptions lo = li < links.size() ? links[li] : LinkOptions{};
+    Port& pa = ports_[port_base_[l.a.node] + l.a.port];
+    Port& pb = ports_[port_base_[l.b.node] + l.b.port];
+    if (opt.backend == PortBackend::kRing) {
+      const std::string base = tag + "_l" + std::to_string(li);
+      const unsigned flags = RING_F_SP_ENQ | RING_F_SC_DEQ;
+      rte_ring* ab = rte_ring_create((base + "ab").c_str(), opt.ring_size, SOCKET_ID_ANY, flags);
+      rte_ring* ba = rte_ring_create((base + "ba").c_str(), opt.ring_size, SOCKET_ID_ANY, flags);
+      if (!ab || !ba) fail("ring wire of link " + std::to_string(li), rte_errno);
+      rings_.push_back(ab);
+      rings_.push_back(ba);
+      const int a = rte_eth_from_rings((base + "a").c_str(), &ba, 1, &ab, 1, SOCKET_ID_ANY);
+      const int b = rte_eth_from_rings((base + "b").c_str(), &ab, 1, &ba, 1, SOCKET_ID_ANY);
+      if (a < 0 || b < 0) fail("rte_eth_from_rings for link " + std::to_string(li), rte_errno);
+      pa.ethdev = static_cast<uint16_t>(a);
+      pb.ethdev = static_cast<uint16_t>(b);
+    } else if (opt.backend == PortBackend::kPci) {
+      for (auto [p, dev] : {std::pair{&pa, lo.a_dev}, std::pair{&pb, lo.b_dev}}) {
+        uint16_t id = 0;
+        if (dev.empty() || rte_eth_dev_get_port_by_name(dev.c_str(), &id) != 0)
+          throw std::runtime_error("link " + std::to_string(li) + ": PCI device '" + dev +
+                                   "' not found (set a_dev/b_dev and pass it to EAL)");
+        p->ethdev = id;
+      }
+    } else {
+      for (bool end_b : {false, true}) {
+        const std::string args =
+            vdev_args(opt.backend, unique++, li, end_b, end_b ? lo.b_dev : lo.a_dev, memif_socket);
+        const std::string name = args.substr(0, args.find(','));
+        const int rc = rte_dev_probe(args.c_str());
+        if (rc < 0) fail("vdev " + args, rc);
+        uint16_t id = 0;
+        if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0)
+          throw std::runtime_error("vdev " + name + " created no ethdev port");
+        (end_b ? pb : pa).ethdev = id;
+      }
+    }
+  }
+  // Configure and start every port: one rx and one tx queue.
+  for (auto& p : ports_) {
+    rte_eth_conf conf{};
+    const uint16_t id = p.ethdev;
+    const std::string what = "ethdev port " + std::to_string(id);
+    int rc = rte_eth_dev_configure(id, 1, 1, &conf);
+    if (rc < 0) fail(what + " configure", rc);
+    uint16_t rxd = static_cast<uint16_t>(opt.ring_size), txd = static_cast<uint16_t>(opt.ring_size);
+    rte_eth_dev_adjust_nb_rx_tx_desc(id, &rxd, &txd);
+    rc = rte_eth_rx_queue_setup(id, 0, rxd, rte_eth_dev_socket_id(id), nullptr, pool_);
+    if (rc < 0) fail(what + " rx queue", rc);
+    rc = rte_eth_tx_queue_setup(id, 0, txd, rte_eth_dev_socket_id(id), nullptr);
+    if (rc < 0) fail(what + " tx queue", rc);
+    rc = rte_eth_dev_start(id);
+    if (rc < 0) fail(what + " start", rc);
+    rte_eth_promiscuous_enable(id);  // not every PMD supports it; harmless if not
+  }
+  tsc_hz_ = rte_get_tsc_hz();
+  tsc0_ = rte_rdtsc();
+  spdlog::debug("real-time engine: {} ports over {}, TSC {} Hz", ports_.size(), backend_name(opt.backend),
+                tsc_hz_);
+}
+
+RealtimeEngine::~RealtimeEngine() {
+  rte_mbuf* pkts[kBurst];
+  for (auto& p : ports_) {
+    for (int i = 0; i < 1024; ++i) {
+      const uint16_t n = rte_eth_rx_burst(p.ethdev, 0, pkts, kBurst);
+      if (n == 0) break;
+      rte_pktmbuf_free_bulk(pkts, n);
+    }
+    rte_eth_dev_stop(p.ethdev);
+    rte_eth_dev_close(p.ethdev);
+  }
+  for (rte_ring* r : rings_) {
+    void* obj = nullptr;
+    while (rte_ring_dequeue(r, &obj) == 0) rte_pktmbuf_free(static_cast<rte_mbuf*>(obj));
+    rte_ring_free(r);
+  }
+  rte_mempool_free(pool_);
+}
+
+void RealtimeEngine::attach(uint32_t index, Node* node) {
+  if (index >= nodes_.size()) throw std::invalid_argument("attach: no topology node " + std::to_string(index));
+  const uint32_t end = index + 1 < port_base_.size() ? port_base_[index + 1] : static_cast<uint32_t>(ports_.size());
+  if (!node || node->num_ports() != end - port_base_[index])
+    throw std::invalid_argument("attach: node " + std::to_string(index) + " must have " +
+                                std::to_string(end - port_base_[index]) + " ports");
+  nodes_[index] = node;
+}
+
+void RealtimeEngine::set_tap(PortRef port, PortTap* tap) {
+  ports_.at(port_base_.at(port.node) + port.port).tap = tap;
+}
+
+void RealtimeEngine::every(TimeNs period_ns, PeriodicFn fn) {
+  if (period_ns <= 0) throw std::invalid_argument("every: period_ns must be positive");
+  periodic_.push_back(Periodic{period_ns, clock_ns(), std::move(fn)});
+}
+
+TimeNs RealtimeEngine::clock_ns() const noexcept {
+  const uint64_t dt = rte_rdtsc() - tsc0_;
+  return static_cast<TimeNs>(static_cast<unsigned __int128>(dt) * kNsPerSec / tsc_hz_);
+}
+
+void RealtimeEngine::poll_once(Lcore& lc, TimeNs now) noexcept {
+  rte_mbuf* pkts[kBurst];
+  for (uint32_t n : lc.nodes) {
+    Node* node = nodes_[n];
+    const uint32_t end = n + 1 < port_base_.size() ? port_base_[n + 1] : static_cast<uint32_t>(ports_.size());
+    for (uint32_t i = port_base_[n]; i < end; ++i) {
+      Port& p = ports_[i];
+      const uint16_t got = rte_eth_rx_burst(p.ethdev, 0, pkts, kBurst);
+      if (got == 0) continue;
+      lc.rx_bursts++;
+      p.wire.rx_packets += got;
+      for (uint16_t k = 0; k < got; ++k) {
+        p.wire.rx_bytes += rte_pktmbuf_pkt_len(pkts[k]);
+        if (p.tap) [[unlikely]]
+          p.tap->on_packet(PortRef{p.node, p.index}, false, pkts[k], now);
+      }
+      node->rx(p.index, pkts, got, now);
+    }
+    if (node->next_deadline() <= now) {
+      lc.timer_calls++;
+      node->on_timer(now);
+    }
+    for (uint32_t i = port_base_[n]; i < end; ++i) {
+      Port& p = ports_[i];
+      uint16_t k = 0;
+      // Port-rate emulation: a frame may start only when the wire is free.
+      while (k < kBurst && now >= p.wire_free_at) {
+        rte_mbuf* m = node->tx(p.index, now);
+        if (!m) break;
+        const uint32_t bytes = rte_pktmbuf_pkt_len(m);
+        p.wire_free_at = std::max(now, p.wire_free_at) + serialization_ns(bytes, p.rate_bps);
+        p.wire.tx_packets++;
+        p.wire.tx_bytes += bytes;
+        if (p.tap) [[unlikely]]
+          p.tap->on_packet(PortRef{p.node, p.index}, true, m, now);
+        pkts[k++] = m;
+      }
+      if (k == 0) continue;
+      const uint16_t sent = rte_eth_tx_burst(p.ethdev, 0, pkts, k);
+      if (sent < k) [[unlikely]] {
+        lc.tx_refused += k - sent;
+        p.wire.dropped += k - sent;
+        rte_pktmbuf_free_bulk(pkts + sent, k - sent);
+      }
+    }
+  }
+}
+
+int RealtimeEngine::worker_main(void* arg) {
+  auto* lc = static_cast<Lcore*>(arg);
+  RealtimeEngine* e = lc->engine;
+  while (!e->stop_.load(std::memory_order_relaxed)) {
+    const TimeNs now = e->clock_ns();
+    if (now >= e->end_ns_) break;
+    e->poll_once(*lc, now);
+    lc->iterations++;
+  }
+  return 0;
+}
+
+TimeNs RealtimeEngine::run_for(TimeNs duration_ns) {
+  for (uint32_t n = 0; n < nodes_.size(); ++n)
+    if (!nodes_[n]) throw std::logic_error("run_for: topology node " + std::to_string(n) + " has no Node attached");
+  stop_.store(false);
+  const unsigned self = rte_lcore_id();
+  // Group nodes by lcore; the caller's group is polled here, the others on workers.
+  std::vector<Lcore> groups;
+  std::vector<unsigned> group_lcore;
+  for (uint32_t n = 0; n < nodes_.size(); ++n) {
+    const unsigned lc = node_lcore_.empty() ? self : node_lcore_[n];
+    auto it = std::find(group_lcore.begin(), group_lcore.end(), lc);
+    if (it == group_lcore.end()) {
+      group_lcore.push_back(lc);
+      groups.push_back(Lcore{this, {}});
+      it = group_lcore.end() - 1;
+    }
+    groups[static_cast<size_t>(it - group_lcore.begin())].nodes.push_back(n);
+  }
+  TimeNs now = clock_ns();
+  end_ns_ = duration_ns == kNever ? kNever : now + duration_ns;
+  Lcore* mine = nullptr;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (group_lcore[g] == self) {
+      mine = &groups[g];
+      continue;
+    }
+    const int rc = rte_eal_remote_launch(&RealtimeEngine::worker_main, &groups[g], group_lcore[g]);
+    if (rc != 0) {
+      stop();
+      rte_eal_mp_wait_lcore();
+      fail("launching lcore " + std::to_string(group_lcore[g]) + " (is it in the EAL -l list?)", rc);
+    }
+  }
+  Lcore idle{this, {}};
+  if (!mine) mine = &idle;
+  while (!stop_.load(std::memory_order_relaxed) && now < end_ns_) {
+    poll_once(*mine, now);
+    mine->iterations++;
+    for (auto& pc : periodic_) {
+      if (now >= pc.next_ns) {
+        pc.fn(now);
+        pc.next_ns = std::max(pc.next_ns + pc.period_ns, now);
+      }
+    }
+    now = clock_ns();
+  }
+  stop();
+  rte_eal_mp_wait_lcore();
+  for (auto& g : groups) {
+    stats_.iterations += (&g == mine) ? g.iterations : 0;
+    stats_.rx_bursts += g.rx_bursts;
+    stats_.timer_calls += g.timer_calls;
+    stats_.tx_refused += g.tx_refused;
+  }
+  return now;
+}
+
+}  // namespace rocemu::fabric

@@ -1,0 +1,142 @@
+// realtime_engine.h — the real-time DPDK engine: ethdev ports from the topology and one
+// run-to-completion poll loop per lcore.
+//
+// Every link end is an ethdev port. Backends: `ring` (the embedded default: each link is a
+// pair of rte_rings cross-connected with rte_eth_from_rings, everything in one process),
+// `af_packet`, `af_xdp`, `tap` (vdevs on kernel interfaces named by the link's a_dev/b_dev,
+// default re<link>a / re<link>b), `memif` (both ends in this process, one socket), `pci`
+// (a_dev/b_dev are PCI addresses allow-listed at EAL start). Port-rate emulation: each
+// port has a wire-free time; the engine calls Node::tx(port, now) only when
+// now >= wire_free_at, then wire_free_at = max(now, wire_free_at) +
+// serialization_ns(frame bytes, link rate), so queues build in the node (the switch MMU),
+// not in a ring. The TSC is converted to ns once per poll iteration and `now` passed down.
+// Bursts of 32 on rx. Default: every node on the calling lcore (handing packets between
+// busy-polling lcores performs badly on a 2-core VM, DPDK-NOTES); optionally nodes are
+// placed on worker lcores. Periodic callbacks run on the calling lcore between iterations.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/node.h"
+#include "fabric/engine_types.h"
+#include "fabric/topology_config.h"
+
+struct rte_mempool;
+struct rte_ring;
+
+namespace rocemu::fabric {
+
+enum class PortBackend : uint8_t { kRing, kAfPacket, kAfXdp, kTap, kMemif, kPci };
+
+/// "ring", "af_packet", "af_xdp", "tap", "memif", "pci".
+const char* backend_name(PortBackend b) noexcept;
+/// Parses a backend name; false if unknown.
+bool parse_backend(const std::string& s, PortBackend& out) noexcept;
+inline const std::vector<std::string> kBackendNames = {"ring", "af_packet", "af_xdp", "tap",
+                                                       "memif", "pci"};
+
+struct RealtimeOptions {
+  PortBackend backend = PortBackend::kRing;
+  uint32_t pool_mbufs = 16383;     // one pool for every port and node
+  uint32_t mbuf_data_bytes = 9216; // data room (jumbo frames fit one segment)
+  uint32_t ring_size = 1024;       // ring wires and rx/tx descriptors
+  std::string memif_socket;        // default /tmp/rocemu-memif-<pid>.sock
+  std::vector<uint32_t> node_lcore;  // lcore per topology node; empty = all on the caller
+};
+
+/// The devargs string that creates the vdev of one link end (pure; for tests and logs).
+/// `unique` numbers the device; `end_b` is true for the b end of link `link`.
+std::string vdev_args(PortBackend b, uint32_t unique, uint32_t link, bool end_b,
+                      const std::string& dev, const std::string& memif_socket);
+
+/// Default kernel interface name of a link end: re<link>a / re<link>b.
+std::string default_iface(uint32_t link, bool end_b);
+
+struct RealtimeStats {
+  uint64_t iterations = 0;   // poll-loop iterations of the calling lcore
+  uint64_t rx_bursts = 0;
+  uint64_t timer_calls = 0;
+  uint64_t tx_refused = 0;   // frames the ethdev did not take (freed, counted as wire drops)
+};
+
+class RealtimeEngine {
+ public:
+  /// Creates the mempool and one started ethdev port per link end. EAL must be running.
+  /// Throws std::runtime_error naming the device and rte_strerror's reason on failure.
+  RealtimeEngine(const Topology& topo, const std::vector<LinkOptions>& links,
+                 const RealtimeOptions& opt);
+  /// Drains and frees what is left in the ports, stops and closes them, frees the rings.
+  /// Nodes must be destroyed first (they own mbufs from pool()).
+  ~RealtimeEngine();
+  RealtimeEngine(const RealtimeEngine&) = delete;
+  RealtimeEngine& operator=(const RealtimeEngine&) = delete;
+
+  /// The pool nodes allocate packets from.
+  rte_mempool* pool() const noexcept { return pool_; }
+
+  /// Binds topology node `index` to `node` (not owned). Throws std::invalid_argument if
+  /// the port count differs from the topology's.
+  void attach(uint32_t index, Node* node);
+  void set_tap(PortRef port, PortTap* tap);
+  /// Calls fn(now) every period_ns of engine time, on the calling lcore.
+  void every(TimeNs period_ns, PeriodicFn fn);
+  /// Ends run_for() soon (any thread).
+  void stop() noexcept { stop_.store(true, std::memory_order_relaxed); }
+
+  /// Polls until stop() or `duration_ns` of real time has passed; returns the engine time
+  /// reached. Engine time is 0 at construction. Workers (if placed) run until it returns.
+  TimeNs run_for(TimeNs duration_ns);
+
+  const WireCounters& counters(PortRef p) const { return ports_.at(port_base_.at(p.node) + p.port).wire; }
+  const RealtimeStats& stats() const noexcept { return stats_; }
+  /// The ethdev port id of a node port.
+  uint16_t ethdev_port(PortRef p) const { return ports_.at(port_base_.at(p.node) + p.port).ethdev; }
+
+ private:
+  struct alignas(64) Port {
+    TimeNs wire_free_at = 0;
+    uint64_t rate_bps = 0;
+    uint32_t node = 0;
+    uint16_t index = 0;
+    uint16_t ethdev = 0;
+    PortTap* tap = nullptr;
+    WireCounters wire;
+  };
+  struct Periodic {
+    TimeNs period_ns;
+    TimeNs next_ns;
+    PeriodicFn fn;
+  };
+  struct Lcore {
+    RealtimeEngine* engine;
+    std::vector<uint32_t> nodes;
+    uint64_t iterations = 0;
+    uint64_t rx_bursts = 0;
+    uint64_t timer_calls = 0;
+    uint64_t tx_refused = 0;
+  };
+
+  TimeNs clock_ns() const noexcept;
+  void poll_once(Lcore& lc, TimeNs now) noexcept;
+  static int worker_main(void* arg);
+  void open_port(Port& p, uint32_t link, bool end_b, const LinkOptions& lo, const RealtimeOptions& opt);
+
+  std::vector<Node*> nodes_;
+  std::vector<uint32_t> port_base_;
+  std::vector<Port> ports_;
+  std::vector<rte_ring*> rings_;
+  std::vector<Periodic> periodic_;
+  std::vector<uint32_t> node_lcore_;
+  rte_mempool* pool_ = nullptr;
+  uint64_t tsc0_ = 0;
+  uint64_t tsc_hz_ = 0;
+  TimeNs end_ns_ = 0;
+  uint32_t instance_ = 0;
+  std::atomic<bool> stop_{false};
+  RealtimeStats stats_;
+};
+
+}  // namespace rocemu::fabric

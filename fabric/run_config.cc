@@ -1,0 +1,148 @@
+// run_config.cc — one pass over every table of a run's TOML, all problems reported at once.
+#include "fabric/run_config.h"
+
+#include <filesystem>
+#include <limits>
+
+namespace rocemu::fabric {
+
+namespace {
+
+void read_job(ConfigReader& j, const Topology& t, WriteJobParams& job) {
+  j.string("kind", "write", {"write"});
+  job.from = j.string("from", job.from);
+  job.to = j.string("to", job.to);
+  job.bytes = static_cast<uint64_t>(j.integer("bytes", static_cast<int64_t>(job.bytes), 1, 1ll << 32));
+  job.message_bytes = static_cast<uint64_t>(
+      j.integer("message_bytes", static_cast<int64_t>(job.message_bytes), 1, 1ll << 31));
+  job.pattern_seed = static_cast<uint64_t>(j.integer("pattern_seed", 0, 0, std::numeric_limits<int64_t>::max()));
+  if (!t.nodes().empty()) {
+    for (const char* key : {"from", "to"}) {
+      const std::string& name = std::string(key) == "from" ? job.from : job.to;
+      const int64_t i = t.find(name);
+      if (i < 0)
+        j.error(key, "no host named '" + name + "' in the topology");
+      else if (t.node(static_cast<uint32_t>(i)).kind != NodeKind::kHost)
+        j.error(key, "'" + name + "' is a switch, not a host");
+    }
+    if (job.from == job.to) j.error("to", "from and to must be different hosts");
+  }
+  j.finish();
+}
+
+PortRef parse_port_ref(ConfigReader& c, const Topology& t, const std::string& s, bool& ok) {
+  ok = false;
+  const auto colon = s.rfind(':');
+  if (colon == std::string::npos) return {};
+  const int64_t n = t.find(s.substr(0, colon));
+  if (n < 0) return {};
+  try {
+    const int p = std::stoi(s.substr(colon + 1));
+    if (p < 0 || static_cast<size_t>(p) >= t.node(static_cast<uint32_t>(n)).ports.size()) return {};
+    ok = true;
+    return PortRef{static_cast<uint32_t>(n), static_cast<uint16_t>(p)};
+  } catch (const std::exception&) {
+    (void)c;
+    return {};
+  }
+}
+
+void read_dcqcn(ConfigReader& d, const std::string& source, RunConfig& cfg) {
+  cfg.dcqcn_enabled = d.boolean("enabled", true);
+  if (!d.has("profile")) {
+    cfg.dcqcn = dcqcn::parse_dcqcn_params(d);
+    return;
+  }
+  std::string path = d.string("profile", "");
+  namespace fs = std::filesystem;
+  if (!fs::exists(path) && fs::path(path).is_relative()) {
+    const fs::path beside = fs::path(source).parent_path() / path;
+    if (fs::exists(beside)) path = beside.string();
+  }
+  d.finish();  // with a profile, any other key is unknown
+  try {
+    cfg.dcqcn = dcqcn::load_dcqcn_profile(path).dcqcn;
+  } catch (const std::exception& e) {
+    d.error("profile", e.what());
+  }
+}
+
+}  // namespace
+
+RunConfig parse_run_config(const toml::table& root, const std::string& source) {
+  RunConfig cfg;
+  cfg.source = source;
+  ConfigErrors errors;
+  ConfigReader r(root, "", errors);
+
+  if (auto run = r.table("run")) {
+    cfg.seed = static_cast<uint64_t>(run->integer("seed", 1, 0, std::numeric_limits<int64_t>::max()));
+    run->string("name", "");
+    run->finish();
+  }
+  if (auto top = r.table("topology")) {
+    cfg.topology = read_topology(*top);
+  } else {
+    errors.add("topology", "", "required table [topology] is missing");
+  }
+  const Topology& t = cfg.topology.topology;
+  if (auto s = r.table("switch")) cfg.switch_params = sw::parse_switch_params(*s);
+  if (auto n = r.table("nic")) cfg.nic_params = nic::parse_nic_params(*n);
+  if (auto d = r.table("dcqcn")) {
+    read_dcqcn(*d, source, cfg);
+    if (cfg.dcqcn_enabled) cfg.nic_params.ecn_capable = true;  // DCQCN needs ECT(0) data
+  }
+  if (auto j = r.table("job")) {
+    read_job(*j, t, cfg.job);
+  } else if (!t.nodes().empty()) {
+    // Defaults name h0 and h1: check them like explicit values.
+    toml::table empty;
+    ConfigReader j2(empty, "job", errors);
+    read_job(j2, t, cfg.job);
+  }
+  if (auto s = r.table("sim")) {
+    cfg.sim.until_ns = s->integer("until_us", cfg.sim.until_ns / kNsPerUs, 1, 3'600'000'000) * kNsPerUs;
+    s->finish();
+  }
+  if (auto tb = r.table("testbed")) {
+    const std::string ports = tb->string("ports", "ring", kBackendNames);
+    parse_backend(ports, cfg.testbed.backend);
+    cfg.testbed.time_limit_ns = static_cast<TimeNs>(
+        tb->number("time_limit_s", 30, 0.001, 3600) * static_cast<double>(kNsPerSec));
+    cfg.testbed.pool_mbufs = static_cast<uint32_t>(tb->integer("pool_mbufs", cfg.testbed.pool_mbufs, 1023, 1 << 22));
+    cfg.testbed.eal_args = tb->string_array("eal_args", {});
+    if (auto pl = tb->table("placement")) {
+      for (uint32_t i = 0; i < t.nodes().size(); ++i) {
+        const auto& name = t.node(i).name;
+        if (pl->has(name))
+          cfg.testbed.placement[name] = static_cast<uint32_t>(pl->integer(name, 0, 0, 1023));
+      }
+      pl->finish();  // names of no node are reported as unknown keys
+    }
+    tb->finish();
+  }
+  if (auto c = r.table("capture")) {
+    const auto names = c->string_array("ports", {});
+    for (const auto& s : names) {
+      bool ok = false;
+      const PortRef p = parse_port_ref(*c, t, s, ok);
+      if (!ok) {
+        c->error("ports", "'" + s + "' is not node:port of the topology");
+        continue;
+      }
+      cfg.capture.ports.push_back(p);
+      cfg.capture.names.push_back(s);
+    }
+    cfg.capture.file = c->string("file", cfg.capture.file);
+    c->finish();
+  }
+  r.finish();
+  if (!errors.empty()) throw ConfigError(errors.format(source));
+  return cfg;
+}
+
+RunConfig load_run_config(const std::string& path) {
+  return parse_run_config(parse_toml_file(path), path);
+}
+
+}  // namespace rocemu::fabric

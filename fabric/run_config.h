@@ -1,0 +1,74 @@
+// run_config.h — the whole TOML of a run, as rocemu-sim and rocemu-testbed read it:
+// [run] seed, [topology] (topology_config.h), [switch] (switchsw/switch_params.h),
+// [nic] (nic/nic_params.h), [job] (what to run), [sim], [testbed], [capture].
+// Every problem of every table is collected; load_run_config() throws one ConfigError
+// listing all of them (exit 2, nothing started). Keys, units, ranges: docs/config.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/topology.h"
+#include "fabric/realtime_engine.h"
+#include "fabric/topology_config.h"
+#include "nic/dcqcn/dcqcn_params.h"
+#include "nic/nic_params.h"
+#include "switchsw/switch_params.h"
+
+namespace rocemu::fabric {
+
+/// [job] kind = "write": host `from` RDMA-WRITEs `bytes` into a memory region of host `to`
+/// over one RC QP, in work requests of `message_bytes`.
+struct WriteJobParams {
+  std::string from = "h0";
+  std::string to = "h1";
+  uint64_t bytes = 4ull << 20;
+  uint64_t message_bytes = 1ull << 20;
+  uint64_t pattern_seed = 0;  // 0: the run seed
+};
+
+struct SimParams {
+  TimeNs until_ns = kNsPerSec;  // [sim] until_us
+};
+
+struct TestbedParams {
+  PortBackend backend = PortBackend::kRing;
+  TimeNs time_limit_ns = 30 * kNsPerSec;
+  uint32_t pool_mbufs = 16383;
+  std::vector<std::string> eal_args;       // before the command line's `-- ...`
+  std::map<std::string, uint32_t> placement;  // node name -> lcore (default: the main lcore)
+};
+
+struct CaptureParams {
+  std::vector<PortRef> ports;  // node:port
+  std::vector<std::string> names;  // "node:port", parallel to ports
+  std::string file = "capture.pcapng";  // relative to --out
+};
+
+struct RunConfig {
+  std::string source;  // the file it came from
+  uint64_t seed = 1;
+  TopologySpec topology;
+  sw::SwitchParams switch_params;
+  nic::NicParams nic_params;
+  WriteJobParams job;
+  SimParams sim;
+  TestbedParams testbed;
+  CaptureParams capture;
+  /// [dcqcn]: present = DCQCN on every host (and ECT(0) on data). Either
+  /// `profile = "configs/dcqcn/paper.toml"` (relative to the working directory, else to the
+  /// run file's directory) or the keys of dcqcn/dcqcn_params.h; `enabled = false` turns
+  /// it off while keeping the table.
+  bool dcqcn_enabled = false;
+  dcqcn::DcqcnParams dcqcn;
+};
+
+/// Reads and validates `path`. Throws ConfigError listing every problem (with lines), or
+/// naming the file if it cannot be read or parsed.
+RunConfig load_run_config(const std::string& path);
+/// The same from TOML text (tests); `source` names it in messages.
+RunConfig parse_run_config(const toml::table& root, const std::string& source);
+
+}  // namespace rocemu::fabric

@@ -1,0 +1,52 @@
+// topology_generators.h — parametric topologies: dumbbell, star, 2-layer Clos.
+//
+// The Clos defaults are the GraphCC paper's evaluation fabric (Section 5.1: 24 hosts under
+// 4 leaves, 2 spines, 25 Gbps host links, 100 Gbps leaf-spine links, 1 us per link).
+// Node names: hosts "h0".."hN-1"; switches "s0"/"s1" (star, dumbbell) or "leaf<i>",
+// "spine<j>" (Clos). Hosts are added first, so host i is node i. Units in names.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/time_ns.h"
+#include "common/topology.h"
+
+namespace rocemu::fabric {
+
+struct StarParams {
+  uint32_t hosts = 2;
+  uint64_t rate_bps = 10 * kBpsPerGbps;
+  TimeNs delay_ns = kNsPerUs;
+};
+
+struct DumbbellParams {
+  uint32_t left_hosts = 2;   // h0..h{left-1} under s0
+  uint32_t right_hosts = 2;  // the rest under s1
+  uint64_t host_rate_bps = 10 * kBpsPerGbps;
+  uint64_t bottleneck_rate_bps = 10 * kBpsPerGbps;  // the s0-s1 link
+  TimeNs delay_ns = kNsPerUs;
+};
+
+struct ClosParams {
+  uint32_t hosts = 24;  // split evenly: hosts / leaves under each leaf
+  uint32_t leaves = 4;
+  uint32_t spines = 2;  // every leaf has one link to every spine
+  uint64_t host_rate_bps = 25 * kBpsPerGbps;
+  uint64_t fabric_rate_bps = 100 * kBpsPerGbps;
+  TimeNs delay_ns = kNsPerUs;
+};
+
+/// One switch "s0" with `hosts` hosts. Links: host i is link i.
+Topology make_star(const StarParams& p);
+/// Two switches joined by one bottleneck link (the last link).
+Topology make_dumbbell(const DumbbellParams& p);
+/// Two-layer leaf-spine. Links: host links first (host i on leaf i / (hosts/leaves)), then
+/// leaf l to spine s as link hosts + l * spines + s. Throws std::invalid_argument if hosts
+/// is not a positive multiple of leaves or leaves/spines is zero.
+Topology make_clos(const ClosParams& p);
+
+/// Empty if `p` is buildable, else why not.
+std::string validate(const ClosParams& p);
+
+}  // namespace rocemu::fabric

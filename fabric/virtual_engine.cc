@@ -1,0 +1,221 @@
+// virtual_engine.cc — event loop, link timing and impairments of the virtual-time engine.
+#include "fabric/virtual_engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+#include <rte_mbuf.h>
+
+namespace rocemu::fabric {
+
+namespace {
+// Min-heap order: earlier time first, then earlier insertion (deterministic tie-break).
+struct Later {
+  template <class E>
+  bool operator()(const E& a, const E& b) const noexcept {
+    return a.t != b.t ? a.t > b.t : a.seq > b.seq;
+  }
+};
+}  // namespace
+
+VirtualEngine::VirtualEngine(const Topology& topo, std::vector<LinkOptions> links, uint64_t seed) {
+  const auto& tn = topo.nodes();
+  nodes_.assign(tn.size(), nullptr);
+  timer_at_.assign(tn.size(), kNever);
+  fired_at_.assign(tn.size(), -1);
+  for (uint32_t n = 0; n < tn.size(); ++n) {
+    port_base_.push_back(static_cast<uint32_t>(ports_.size()));
+    for (uint16_t i = 0; i < tn[n].ports.size(); ++i) {
+      const auto& tp = tn[n].ports[i];
+      const auto& link = topo.links().at(tp.link);
+      Port p;
+      p.node = n;
+      p.index = i;
+      p.peer = tp.peer;
+      p.rate_bps = link.rate_bps;
+      p.delay_ns = link.delay_ns;
+      p.up = link.up;
+      if (tp.link < links.size()) p.impairment = links[tp.link].impairment;
+      // One stream per link direction, named by the sending end.
+      p.rng = Rng(seed, "vlink:" + tn[n].name + ":" + std::to_string(i));
+      ports_.push_back(p);
+    }
+  }
+}
+
+VirtualEngine::~VirtualEngine() {
+  for (auto& e : heap_)
+    if (e.m) rte_pktmbuf_free(e.m);
+}
+
+void VirtualEngine::attach(uint32_t index, Node* node) {
+  if (index >= nodes_.size()) throw std::invalid_argument("attach: no topology node " + std::to_string(index));
+  const uint32_t want = (index + 1 < port_base_.size() ? port_base_[index + 1]
+                                                        : static_cast<uint32_t>(ports_.size())) -
+                        port_base_[index];
+  if (!node || node->num_ports() != want)
+    throw std::invalid_argument("attach: node " + std::to_string(index) + " must have " +
+                                std::to_string(want) + " ports");
+  nodes_[index] = node;
+}
+
+void VirtualEngine::set_tap(PortRef port, PortTap* tap) {
+  ports_.at(port_base_.at(port.node) + port.port).tap = tap;
+}
+
+void VirtualEngine::every(TimeNs period_ns, PeriodicFn fn, TimeNs first_ns) {
+  if (period_ns <= 0) throw std::invalid_argument("every: period_ns must be positive");
+  periodic_.push_back(Periodic{period_ns, std::move(fn)});
+  push(std::max(first_ns, now_), Kind::kPeriodic, static_cast<uint32_t>(periodic_.size() - 1), 0,
+       nullptr);
+}
+
+void VirtualEngine::push(TimeNs t, Kind kind, uint32_t node, uint16_t port, rte_mbuf* m) {
+  heap_.push_back(Event{t, seq_++, m, node, port, kind});
+  std::push_heap(heap_.begin(), heap_.end(), Later{});
+}
+
+void VirtualEngine::launch(Port& p, rte_mbuf* m, TimeNs now) {
+  const uint32_t bytes = rte_pktmbuf_pkt_len(m);
+  const TimeNs done = now + serialization_ns(bytes, p.rate_bps);
+  p.busy = true;
+  p.busy_until = done;
+  p.wire.tx_packets++;
+  p.wire.tx_bytes += bytes;
+  if (p.tap) [[unlikely]]
+    p.tap->on_packet(PortRef{p.node, p.index}, true, m, now);
+  push(done, Kind::kWireFree, p.node, p.index, nullptr);
+  if (!p.up) {
+    stats_.lost++;
+    p.wire.dropped++;
+    rte_pktmbuf_free(m);
+    return;
+  }
+  TimeNs arrive = done + p.delay_ns;
+  const LinkImpairment& im = p.impairment;
+  if (im.any()) [[unlikely]] {
+    // Draw all three every time so one fault's rate does not shift another's stream.
+    const double u_loss = p.rng.uniform(), u_reorder = p.rng.uniform(), u_dup = p.rng.uniform();
+    if (u_loss < im.loss) {
+      stats_.lost++;
+      p.wire.dropped++;
+      rte_pktmbuf_free(m);
+      return;
+    }
+    if (u_reorder < im.reorder) {
+      stats_.reordered++;
+      arrive += im.reorder_delay_ns;
+    }
+    push(arrive, Kind::kArrival, p.peer.node, p.peer.port, m);
+    if (u_dup < im.duplicate) {
+      if (rte_mbuf* c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX)) {
+        stats_.duplicated++;
+        push(arrive, Kind::kArrival, p.peer.node, p.peer.port, c);
+      }
+    }
+    return;
+  }
+  push(arrive, Kind::kArrival, p.peer.node, p.peer.port, m);
+}
+
+void VirtualEngine::send(Port& p, TimeNs now) {
+  if (p.busy) return;
+  if (rte_mbuf* m = nodes_[p.node]->tx(p.index, now)) launch(p, m, now);
+}
+
+void VirtualEngine::arm_timer(uint32_t node, TimeNs now) {
+  const TimeNs d = nodes_[node]->next_deadline();
+  if (d == kNever) {
+    timer_at_[node] = kNever;  // any pending timer event is now stale
+    return;
+  }
+  TimeNs at = std::max(d, now);
+  if (at <= fired_at_[node]) {
+    // on_timer already ran at this time and the node still asks for now (typically: it has
+    // a packet ready but its wire is busy). Calling it again at the same instant cannot
+    // change anything; the next thing that can is a wire of this node becoming free.
+    stats_.deferred_timers++;
+    TimeNs next = kNever;
+    const uint32_t end = node + 1 < port_base_.size() ? port_base_[node + 1]
+                                                       : static_cast<uint32_t>(ports_.size());
+    for (uint32_t i = port_base_[node]; i < end; ++i)
+      if (ports_[i].busy) next = std::min(next, ports_[i].busy_until);
+    at = next == kNever ? fired_at_[node] + 1 : next;
+  }
+  if (at == timer_at_[node]) return;
+  timer_at_[node] = at;
+  push(at, Kind::kTimer, node, 0, nullptr);
+}
+
+void VirtualEngine::after_call(uint32_t node, TimeNs now) {
+  const uint32_t end = node + 1 < port_base_.size() ? port_base_[node + 1]
+                                                     : static_cast<uint32_t>(ports_.size());
+  for (uint32_t i = port_base_[node]; i < end; ++i) send(ports_[i], now);
+  arm_timer(node, now);
+}
+
+TimeNs VirtualEngine::run_until(TimeNs until_ns) {
+  for (uint32_t n = 0; n < nodes_.size(); ++n)
+    if (!nodes_[n]) throw std::logic_error("run_until: topology node " + std::to_string(n) + " has no Node attached");
+  const auto wall0 = std::chrono::steady_clock::now();
+  stop_ = false;
+  if (!started_) {
+    started_ = true;
+    for (uint32_t n = 0; n < nodes_.size(); ++n) after_call(n, now_);
+  }
+  while (!heap_.empty() && !stop_) {
+    if (heap_.front().t > until_ns) break;
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
+    const Event e = heap_.back();
+    heap_.pop_back();
+    now_ = e.t;
+    stats_.events++;
+    switch (e.kind) {
+      case Kind::kArrival: {
+        Port& p = ports_[port_base_[e.node] + e.port];
+        p.wire.rx_packets++;
+        p.wire.rx_bytes += rte_pktmbuf_pkt_len(e.m);
+        if (p.tap) [[unlikely]]
+          p.tap->on_packet(PortRef{e.node, e.port}, false, e.m, now_);
+        stats_.packets_delivered++;
+        nodes_[e.node]->rx(e.port, &e.m, 1, now_);
+        after_call(e.node, now_);
+        break;
+      }
+      case Kind::kWireFree: {
+        Port& p = ports_[port_base_[e.node] + e.port];
+        p.busy = false;
+        send(p, now_);
+        arm_timer(e.node, now_);
+        break;
+      }
+      case Kind::kTimer:
+        if (e.t != timer_at_[e.node]) {
+          stats_.stale_timers++;
+          break;
+        }
+        timer_at_[e.node] = kNever;
+        fired_at_[e.node] = now_;
+        stats_.timer_calls++;
+        nodes_[e.node]->on_timer(now_);
+        after_call(e.node, now_);
+        break;
+      case Kind::kPeriodic: {
+        Periodic& pc = periodic_[e.node];
+        pc.fn(now_);
+        push(now_ + pc.period_ns, Kind::kPeriodic, e.node, 0, nullptr);
+        // A callback may change node state (ECN thresholds, a posted work request).
+        for (uint32_t n = 0; n < nodes_.size(); ++n) after_call(n, now_);
+        break;
+      }
+    }
+  }
+  if (!stop_ && (heap_.empty() || heap_.front().t > until_ns)) now_ = std::max(now_, until_ns);
+  stats_.wall_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now() - wall0).count();
+  return now_;
+}
+
+}  // namespace rocemu::fabric

@@ -1,0 +1,121 @@
+// virtual_engine.h — the deterministic discrete-event engine (virtual time).
+//
+// Model (per link direction): a port's wire is free or busy. When free, the engine asks the
+// node for a packet (Node::tx); a frame of B bytes then occupies the wire for
+// serialization_ns(B, rate) and reaches the peer port serialisation + propagation delay
+// after it started (a 1000-byte frame at 10 Gbps with 1 us delay arrives 1.8 us later).
+// After every rx or on_timer of a node, the engine asks each of its idle ports for a packet;
+// when a wire becomes free it asks that port again. Timers: the engine keeps one pending
+// timer event per node at max(next_deadline(), now) and ignores stale ones (lazy deletion).
+// Ties are broken by (time, insertion sequence), so a run is a pure function of the
+// topology, the nodes and the seed. Per-link seeded impairments (loss, reorder, duplicate)
+// exist for transport tests. Single-threaded; nothing here reads a clock except run()'s
+// wall-time measurement for events/second (reported, never fed back into the model).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/node.h"
+#include "common/rng.h"
+#include "fabric/engine_types.h"
+#include "fabric/topology_config.h"
+
+namespace rocemu::fabric {
+
+struct VirtualStats {
+  uint64_t events = 0;             // events popped (including stale timers)
+  uint64_t packets_delivered = 0;  // arrivals handed to Node::rx
+  uint64_t lost = 0;               // impairment loss + down links
+  uint64_t duplicated = 0;
+  uint64_t reordered = 0;
+  uint64_t timer_calls = 0;
+  uint64_t stale_timers = 0;
+  uint64_t deferred_timers = 0;    // deadlines already served at this time, moved later
+  int64_t wall_ns = 0;             // wall time spent inside run_until (stdout only)
+  double events_per_sec() const noexcept {
+    return wall_ns > 0 ? static_cast<double>(events) * 1e9 / static_cast<double>(wall_ns) : 0.0;
+  }
+};
+
+class VirtualEngine {
+ public:
+  /// `links` parallel to topo.links() (or empty: no impairments). `seed` seeds impairments.
+  VirtualEngine(const Topology& topo, std::vector<LinkOptions> links, uint64_t seed);
+  /// Frees every packet still on a wire.
+  ~VirtualEngine();
+  VirtualEngine(const VirtualEngine&) = delete;
+  VirtualEngine& operator=(const VirtualEngine&) = delete;
+
+  /// Binds topology node `index` to `node` (not owned; must outlive the engine and have
+  /// exactly as many ports as the topology gives it). Throws std::invalid_argument otherwise.
+  void attach(uint32_t index, Node* node);
+  /// Calls tap->on_packet for every packet sent or received on `port` (not owned).
+  void set_tap(PortRef port, PortTap* tap);
+  /// Calls `fn(now)` at first_ns, first_ns + period_ns, ... (period_ns > 0).
+  void every(TimeNs period_ns, PeriodicFn fn, TimeNs first_ns = 0);
+  /// Ends run_until() after the current event (callable from a periodic callback).
+  void stop() noexcept { stop_ = true; }
+
+  /// Processes events in (time, sequence) order until none is left at or before `until_ns`,
+  /// or stop(). Every node must be attached. Returns the engine time reached. May be called
+  /// again to continue.
+  TimeNs run_until(TimeNs until_ns);
+
+  TimeNs now() const noexcept { return now_; }
+  bool stopped() const noexcept { return stop_; }
+  const VirtualStats& stats() const noexcept { return stats_; }
+  const WireCounters& counters(PortRef p) const { return ports_.at(port_base_.at(p.node) + p.port).wire; }
+  /// Number of events waiting (packets in flight, wire-free marks, timers, periodic calls).
+  size_t pending_events() const noexcept { return heap_.size(); }
+
+ private:
+  enum class Kind : uint8_t { kArrival, kWireFree, kTimer, kPeriodic };
+  struct Event {
+    TimeNs t;
+    uint64_t seq;
+    rte_mbuf* m;
+    uint32_t node;  // kPeriodic: index into periodic_
+    uint16_t port;
+    Kind kind;
+  };
+  struct Port {
+    uint32_t node = 0;
+    uint16_t index = 0;
+    PortRef peer;
+    uint64_t rate_bps = 0;
+    TimeNs delay_ns = 0;
+    bool up = true;
+    bool busy = false;  // a frame is being serialised; a kWireFree event is pending
+    TimeNs busy_until = 0;
+    LinkImpairment impairment;
+    Rng rng{0};
+    PortTap* tap = nullptr;
+    WireCounters wire;
+  };
+  struct Periodic {
+    TimeNs period_ns;
+    PeriodicFn fn;
+  };
+
+  void push(TimeNs t, Kind kind, uint32_t node, uint16_t port, rte_mbuf* m);
+  void send(Port& p, TimeNs now);       // asks the node for one packet on an idle port
+  void after_call(uint32_t node, TimeNs now);  // kicks idle ports, re-arms the timer
+  void arm_timer(uint32_t node, TimeNs now);
+  void launch(Port& p, rte_mbuf* m, TimeNs now);
+
+  std::vector<Node*> nodes_;
+  std::vector<uint32_t> port_base_;  // first Port of each node in ports_
+  std::vector<Port> ports_;
+  std::vector<TimeNs> timer_at_;     // the pending timer event's time per node, kNever if none
+  std::vector<TimeNs> fired_at_;     // when on_timer last ran per node
+  std::vector<Periodic> periodic_;
+  std::vector<Event> heap_;          // min-heap on (t, seq)
+  uint64_t seq_ = 0;
+  TimeNs now_ = 0;
+  bool started_ = false;
+  bool stop_ = false;
+  VirtualStats stats_;
+};
+
+}  // namespace rocemu::fabric

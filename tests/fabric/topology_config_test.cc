@@ -1,0 +1,174 @@
+// [topology] from TOML: explicit nodes/links, generators, and every problem reported at once
+// with its line number.
+#include "fabric/topology_config.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace rocemu::fabric {
+
+namespace {
+struct Loaded {
+  TopologySpec spec;
+  std::vector<std::string> problems;
+};
+
+Loaded load(std::string_view text) {
+  const toml::table root = toml::parse(text);
+  ConfigErrors errors;
+  ConfigReader top(*root["topology"].as_table(), "topology", errors);
+  Loaded l;
+  l.spec = read_topology(top);
+  l.problems = errors.problems();
+  return l;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& needle) {
+  return std::any_of(v.begin(), v.end(), [&](const std::string& s) { return s.find(needle) != std::string::npos; });
+}
+
+std::string all(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& p : v) s += p + "\n";
+  return s;
+}
+}  // namespace
+
+TEST(TopologyConfig, ExplicitQuickstartBuildsTwoHostsAndOneSwitch) {
+  const auto l = load(R"(
+[topology]
+[[topology.nodes]]
+name = "a"
+[[topology.nodes]]
+name = "b"
+ipv4 = "192.168.1.7"
+[[topology.nodes]]
+name = "sw"
+kind = "switch"
+[[topology.links]]
+a = "a"
+b = "sw"
+rate_gbps = 10
+delay_ns = 1000
+[[topology.links]]
+a = "b"
+b = "sw"
+rate_gbps = 2.5
+loss = 0.01
+)");
+  ASSERT_TRUE(l.problems.empty()) << all(l.problems);
+  const auto& t = l.spec.topology;
+  EXPECT_EQ(t.nodes().size(), 3u);
+  EXPECT_EQ(t.links()[0].rate_bps, 10 * kBpsPerGbps);
+  EXPECT_EQ(t.links()[1].rate_bps, 2'500'000'000u);
+  EXPECT_EQ(t.links()[1].delay_ns, 1000);  // default
+  EXPECT_EQ(ipv4_to_string(t.node(1).ipv4), "192.168.1.7");
+  ASSERT_EQ(l.spec.links.size(), 2u);
+  EXPECT_DOUBLE_EQ(l.spec.links[1].impairment.loss, 0.01);
+  EXPECT_DOUBLE_EQ(l.spec.links[0].impairment.loss, 0.0);
+}
+
+TEST(TopologyConfig, ClosGeneratorFromToml) {
+  const auto l = load(R"(
+[topology]
+kind = "clos"
+hosts = 8
+leaves = 2
+spines = 2
+host_rate_gbps = 25
+fabric_rate_gbps = 100
+[topology.impairment]
+duplicate = 0.01
+)");
+  ASSERT_TRUE(l.problems.empty()) << all(l.problems);
+  EXPECT_EQ(l.spec.topology.nodes().size(), 12u);
+  EXPECT_EQ(l.spec.topology.links().size(), 12u);
+  EXPECT_DOUBLE_EQ(l.spec.links[11].impairment.duplicate, 0.01);
+}
+
+TEST(TopologyConfig, ReportsEveryProblemWithItsLine) {
+  const auto l = load(R"(
+[topology]
+[[topology.nodes]]
+name = "a"
+[[topology.nodes]]
+name = "sw"
+kind = "swich"
+[[topology.nodes]]
+name = "a"
+[[topology.links]]
+a = "a"
+b = "nowhere"
+rate_gbps = 10
+[[topology.links]]
+a = "a"
+b = "sw"
+rate_gbps = 5000
+delay_nss = 3
+loss = 2
+)");
+  const auto& p = l.problems;
+  EXPECT_TRUE(has(p, "topology.nodes[1].kind=swich: expected one of: host, switch (line 7)")) << all(p);
+  EXPECT_TRUE(has(p, "topology.nodes[2].name='a': duplicate node name (line 9)")) << all(p);
+  EXPECT_TRUE(has(p, "topology.links[0].b='nowhere': no node with this name (line 12)")) << all(p);
+  EXPECT_TRUE(has(p, "topology.links[1].rate_gbps=5000: out of range")) << all(p);
+  EXPECT_TRUE(has(p, "(line 17)")) << all(p);
+  EXPECT_TRUE(has(p, "topology.links[1].delay_nss=3: unknown key (line 18)")) << all(p);
+  EXPECT_TRUE(has(p, "topology.links[1].loss=2: out of range [0, 0.5] (line 19)")) << all(p);
+  EXPECT_EQ(p.size(), 6u) << all(p);
+}
+
+TEST(TopologyConfig, HostsWithoutARouteAreReported) {
+  const auto l = load(R"(
+[topology]
+[[topology.nodes]]
+name = "a"
+[[topology.nodes]]
+name = "b"
+[[topology.nodes]]
+name = "s1"
+kind = "switch"
+[[topology.nodes]]
+name = "s2"
+kind = "switch"
+[[topology.links]]
+a = "a"
+b = "s1"
+rate_gbps = 10
+[[topology.links]]
+a = "b"
+b = "s2"
+rate_gbps = 10
+)");
+  EXPECT_TRUE(has(l.problems, "no route between hosts a->b")) << all(l.problems);
+  EXPECT_TRUE(has(l.problems, "no route between hosts b->a")) << all(l.problems);
+}
+
+TEST(TopologyConfig, HostWithTwoLinksIsRejected) {
+  const auto l = load(R"(
+[topology]
+[[topology.nodes]]
+name = "a"
+[[topology.nodes]]
+name = "b"
+[[topology.links]]
+a = "a"
+b = "b"
+rate_gbps = 10
+[[topology.links]]
+a = "a"
+b = "b"
+rate_gbps = 10
+)");
+  EXPECT_TRUE(has(l.problems, "topology.nodes.a: a host has exactly one port (one link), this one has 2"))
+      << all(l.problems);
+}
+
+TEST(TopologyConfig, UnknownGeneratorAndBadClosShapeAreErrors) {
+  EXPECT_TRUE(has(load("[topology]\nkind = \"ring\"\n").problems, "topology.kind=ring: expected one of"));
+  EXPECT_TRUE(has(load("[topology]\nkind = \"clos\"\nhosts = 10\nleaves = 4\n").problems,
+                  "must be a positive multiple of leaves"));
+}
+
+}  // namespace rocemu::fabric

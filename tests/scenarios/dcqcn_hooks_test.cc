@@ -1,0 +1,97 @@
+// dcqcn_hooks_test.cc — the DcqcnPort -> CongestionHooks adapter (fabric/cc/dcqcn_hooks.h)
+// against DCQCN's rules (Zhu et al., SIGCOMM 2015, section 3.1): the first CNP halves the
+// QP's rate (alpha = 1: R_C (1 - alpha/2)), the NP answers at most one CE per flow per
+// 50 us, QPs outside the slots are left alone and counted, a window is refused, and the
+// hooks install on every host of a topology at that host's link rate.
+#include <gtest/gtest.h>
+
+#include <rte_mbuf.h>
+
+#include "common/config.h"
+#include "fabric/cc/dcqcn_hooks.h"
+#include "fabric/eal.h"
+#include "nic/roce_host.h"
+#include "tests/scenarios/scenario_net.h"
+
+namespace rocemu::fabric {
+namespace {
+
+rte_mempool* pool() {
+  static rte_mempool* p = [] {
+    EalOptions o;
+    o.program = "rocemu-dcqcn-hooks-test";
+    o.user_args = {"--log-level", "lib.eal:error"};
+    eal_start(o);
+    return rte_pktmbuf_pool_create("hooks_pool", 1023, 0, 0, RTE_PKTMBUF_HEADROOM + 2048,
+                                   SOCKET_ID_ANY);
+  }();
+  return p;
+}
+
+struct Pair {
+  Topology topo;
+  std::unique_ptr<nic::RoceHost> h0, h1;
+  Pair() {
+    const uint32_t a = topo.add_node("h0", NodeKind::kHost);
+    const uint32_t b = topo.add_node("h1", NodeKind::kHost);
+    topo.add_link(a, b, 25 * kBpsPerGbps, kNsPerUs);
+    h0 = std::make_unique<nic::RoceHost>(nic::NicParams{}, topo, a, pool(), 1);
+    h1 = std::make_unique<nic::RoceHost>(nic::NicParams{}, topo, b, pool(), 2);
+  }
+};
+
+TEST(DcqcnHooks, FirstCnpHalvesTheQpRate) {
+  Pair p;
+  DcqcnHooks hooks(scenario::dcqcn_profile("paper"), 25 * kBpsPerGbps, *p.h0);
+  EXPECT_DOUBLE_EQ(hooks.rate_bps(kFirstQpn), 25e9);
+  hooks.on_cnp(kFirstQpn, 1000);
+  EXPECT_DOUBLE_EQ(hooks.rate_bps(kFirstQpn), 12.5e9);
+  EXPECT_DOUBLE_EQ(hooks.rate_bps(kFirstQpn + 1), 25e9);  // other QPs untouched
+  EXPECT_EQ(hooks.port().rp(0).counters().cnps, 1u);
+  // The rate increase timer (55 us) is armed and runs through the hooks' deadline.
+  EXPECT_EQ(hooks.next_deadline(), 1000 + 55 * kNsPerUs);
+  hooks.on_timer(hooks.next_deadline());
+  EXPECT_DOUBLE_EQ(hooks.rate_bps(kFirstQpn), (25e9 + 12.5e9) / 2);  // fast recovery
+}
+
+TEST(DcqcnHooks, NpAnswersAtMostOneCePerFlowPerInterval) {
+  Pair p;
+  DcqcnHooks hooks(scenario::dcqcn_profile("paper"), 25 * kBpsPerGbps, *p.h1);
+  EXPECT_TRUE(hooks.on_ce_marked(kFirstQpn, 0));
+  EXPECT_FALSE(hooks.on_ce_marked(kFirstQpn, 49 * kNsPerUs));
+  EXPECT_TRUE(hooks.on_ce_marked(kFirstQpn + 1, 49 * kNsPerUs));  // another flow
+  EXPECT_TRUE(hooks.on_ce_marked(kFirstQpn, 50 * kNsPerUs));
+}
+
+TEST(DcqcnHooks, QpsOutsideTheSlotsAreLeftAloneAndCounted) {
+  Pair p;
+  DcqcnHooks hooks(scenario::dcqcn_profile("paper"), 25 * kBpsPerGbps, *p.h0, 4);
+  EXPECT_FALSE(hooks.on_ce_marked(kFirstQpn + 4, 0));
+  hooks.on_cnp(kFirstQpn + 4, 0);
+  hooks.on_cnp(1, 0);  // below the first QPN
+  EXPECT_EQ(hooks.unmanaged_events(), 3u);
+  EXPECT_DOUBLE_EQ(hooks.rate_bps(kFirstQpn + 4), 25e9);
+}
+
+TEST(DcqcnHooks, WindowIsRefused) {
+  Pair p;
+  dcqcn::DcqcnParams params = scenario::dcqcn_profile("paper");
+  params.window_kb = 64;
+  EXPECT_THROW(DcqcnHooks(params, 25 * kBpsPerGbps, *p.h0), ConfigError);
+}
+
+TEST(DcqcnHooks, InstallGivesEachHostItsLinkRate) {
+  Topology t;
+  const uint32_t s = t.add_node("s0", NodeKind::kSwitch);
+  const uint32_t a = t.add_node("a", NodeKind::kHost), b = t.add_node("b", NodeKind::kHost);
+  t.add_link(a, s, 10 * kBpsPerGbps, kNsPerUs);
+  t.add_link(b, s, 40 * kBpsPerGbps, kNsPerUs);
+  nic::RoceHost ha(nic::NicParams{}, t, a, pool(), 1), hb(nic::NicParams{}, t, b, pool(), 2);
+  const auto hooks = install_dcqcn(scenario::dcqcn_profile("paper"), t, {nullptr, &ha, &hb});
+  ASSERT_EQ(hooks.size(), 2u);
+  EXPECT_EQ(hooks[0]->config().line_rate_bps, 10 * kBpsPerGbps);
+  EXPECT_EQ(hooks[1]->config().line_rate_bps, 40 * kBpsPerGbps);
+}
+
+}  // namespace
+}  // namespace rocemu::fabric
