@@ -127,4 +127,12 @@ BENCHMARK(BM_RcWriteGoodput)
 }  // namespace
 }  // namespace rocemu
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  rocemu::test::test_mempool();
+  // The fastest CRC the CPU allows (AVX-512 needs --force-max-simd-bitwidth=512, else SSE4.2).
+  rocemu::icrc_select_fastest();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
