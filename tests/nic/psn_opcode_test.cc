@@ -169,3 +169,24 @@ TEST(NicParams, RejectsBadValuesAndUnknownKeys) {
 
 }  // namespace
 }  // namespace rocemu::nic
+
+namespace rocemu::nic {
+namespace {
+
+TEST(NicParams, ShippedDefaultConfigParsesToTheDefaults) {
+  auto t = toml::parse_file("../../configs/nic/default.toml");
+  ConfigErrors errors;
+  ConfigReader root(t, "", errors);
+  auto r = root.table("nic");
+  ASSERT_TRUE(r.has_value());
+  const NicParams p = parse_nic_params(*r);
+  EXPECT_TRUE(errors.empty()) << errors.format("default.toml");
+  const NicParams d;
+  EXPECT_EQ(p.mtu_bytes, d.mtu_bytes);
+  EXPECT_EQ(p.timeout, d.timeout);
+  EXPECT_EQ(p.dscp_to_priority, d.dscp_to_priority);
+  EXPECT_EQ(p.max_read_jobs, d.max_read_jobs);
+}
+
+}  // namespace
+}  // namespace rocemu::nic
