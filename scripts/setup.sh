@@ -16,6 +16,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev clang libclang-rt-14-dev
   # conformance tests, captures, plots, testbed
   tshark python3-scapy python3-matplotlib iproute2 procps
+  # interop suite: a QEMU guest running Linux rdma_rxe (scripts/interop/build_guest.sh)
+  qemu-system-x86 debootstrap cpio busybox-static util-linux
 )
 
 SUDO=""

@@ -1,0 +1,90 @@
+// dpdk_port.cc — EAL bootstrap and the single ethdev port of the interop tool.
+#include "apps/interop/dpdk_port.h"
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include <fstream>
+#include <stdexcept>
+
+namespace rocemu::interop {
+
+namespace {
+bool hugepages_free() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  long value = 0;
+  while (in >> key >> value) {
+    if (key == "HugePages_Free:") return value > 0;
+    in.ignore(256, '\n');
+  }
+  return false;
+}
+
+[[noreturn]] void fail(const std::string& what, int err) {
+  throw std::runtime_error(what + ": " + rte_strerror(err < 0 ? -err : err));
+}
+}  // namespace
+
+void start_eal(const std::string& vdev, const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {
+      "rocemu-interop", "-l", "0", "--no-pci", "--no-telemetry", "--log-level", "lib.eal:warning"};
+  if (hugepages_free()) {
+    args.push_back("--in-memory");
+  } else {
+    // --no-shconf: no /var/run/dpdk/<prefix> files left behind, several processes at once.
+    args.insert(args.end(), {"--no-huge", "-m", "256", "--no-shconf"});
+  }
+  args.push_back("--vdev=" + vdev);
+  args.insert(args.end(), extra.begin(), extra.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  if (rte_eal_init(static_cast<int>(args.size()), argv.data()) < 0)
+    fail("rte_eal_init (vdev " + vdev + ")", rte_errno);
+}
+
+ExternalPort::ExternalPort(const std::string& dev_name, uint32_t pool_mbufs, uint16_t ring_size) {
+  if (int rc = rte_eth_dev_get_port_by_name(dev_name.c_str(), &port_); rc != 0)
+    fail("no ethdev named " + dev_name, rc);
+  pool_ = rte_pktmbuf_pool_create("interop_pool", pool_mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                  static_cast<int>(rte_socket_id()));
+  if (!pool_) fail("rte_pktmbuf_pool_create", rte_errno);
+  rte_eth_conf conf{};
+  if (int rc = rte_eth_dev_configure(port_, 1, 1, &conf); rc != 0)
+    fail("rte_eth_dev_configure", rc);
+  uint16_t nrx = ring_size, ntx = ring_size;
+  rte_eth_dev_adjust_nb_rx_tx_desc(port_, &nrx, &ntx);
+  const int socket = rte_eth_dev_socket_id(port_);
+  const auto sock = static_cast<unsigned>(socket < 0 ? 0 : socket);
+  if (int rc = rte_eth_rx_queue_setup(port_, 0, nrx, sock, nullptr, pool_); rc != 0)
+    fail("rte_eth_rx_queue_setup", rc);
+  if (int rc = rte_eth_tx_queue_setup(port_, 0, ntx, sock, nullptr); rc != 0)
+    fail("rte_eth_tx_queue_setup", rc);
+  if (int rc = rte_eth_dev_start(port_); rc != 0) fail("rte_eth_dev_start", rc);
+  rte_eth_promiscuous_enable(port_);
+}
+
+ExternalPort::~ExternalPort() {
+  rte_eth_dev_stop(port_);
+  rte_eth_dev_close(port_);
+}
+
+uint16_t ExternalPort::rx(rte_mbuf** pkts, uint16_t n) noexcept {
+  return rte_eth_rx_burst(port_, 0, pkts, n);
+}
+
+uint16_t ExternalPort::tx(rte_mbuf** pkts, uint16_t n) noexcept {
+  return rte_eth_tx_burst(port_, 0, pkts, n);
+}
+
+int64_t tsc_now_ns() noexcept {
+  static const uint64_t tsc0 = rte_get_tsc_cycles();
+  static const double ns_per_tsc = 1e9 / static_cast<double>(rte_get_tsc_hz());
+  return static_cast<int64_t>(static_cast<double>(rte_get_tsc_cycles() - tsc0) * ns_per_tsc);
+}
+
+}  // namespace rocemu::interop

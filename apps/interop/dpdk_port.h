@@ -1,0 +1,47 @@
+// dpdk_port.h — EAL start and one DPDK port on a kernel interface, for the interop tool.
+//
+// The interop tool runs one RoceHost on one af_packet (or af_xdp / tap) port facing a QEMU
+// guest, with no switch and no topology of links, which the fabric engines do not model: so
+// this thin app-level wrapper opens the one vdev itself (DPDK-NOTES "Recipes": af_packet on a
+// veth with framecnt and qdisc_bypass). EAL: `--in-memory` when hugepages are free, else
+// `--no-huge -m 256 --no-shconf` (--in-memory does not combine with --no-huge).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+struct rte_mbuf;
+struct rte_mempool;
+
+namespace rocemu::interop {
+
+/// Starts EAL with `vdev` (e.g. "net_af_packet0,iface=veth-dpdk") and `extra` arguments.
+/// Throws std::runtime_error with rte_strerror's reason.
+void start_eal(const std::string& vdev, const std::vector<std::string>& extra);
+
+/// The one ethdev port created by start_eal's vdev: one rx and one tx queue, started.
+class ExternalPort {
+ public:
+  /// Opens the port named `dev_name` (the vdev's name, e.g. "net_af_packet0") with a pool of
+  /// `pool_mbufs` mbufs of 2 KB data room. Throws std::runtime_error on failure.
+  ExternalPort(const std::string& dev_name, uint32_t pool_mbufs, uint16_t ring_size);
+  ~ExternalPort();
+  ExternalPort(const ExternalPort&) = delete;
+  ExternalPort& operator=(const ExternalPort&) = delete;
+
+  rte_mempool* pool() const noexcept { return pool_; }
+  /// Receives up to n packets (ownership to the caller).
+  uint16_t rx(rte_mbuf** pkts, uint16_t n) noexcept;
+  /// Transmits up to n packets; returns how many the port took (the rest stay the caller's).
+  uint16_t tx(rte_mbuf** pkts, uint16_t n) noexcept;
+
+ private:
+  uint16_t port_ = 0;
+  rte_mempool* pool_ = nullptr;
+};
+
+/// Nanoseconds since the first call, from the TSC (read once per poll iteration).
+int64_t tsc_now_ns() noexcept;
+
+}  // namespace rocemu::interop

@@ -1,0 +1,65 @@
+// endpoint.h — one rocemu RoceHost on one DPDK port facing a real RoCEv2 peer (the rxe guest).
+//
+// The poll loop of the interop tool: receive a burst, answer ARP for our own address (no
+// kernel interface owns it), hand the rest to the RoceHost (rx), fire its timers, and send
+// what it has (tx) — frames the port refuses are kept and offered again, never dropped. The
+// clock (TSC) is read once per iteration and passed down as `now`, as in fabric's engines.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "apps/interop/dpdk_port.h"
+#include "apps/interop/side_channel.h"
+#include "common/topology.h"
+#include "nic/roce_host.h"
+
+namespace rocemu::interop {
+
+struct EndpointAddress {
+  uint32_t ipv4 = 0;  // host order: our RoCE address
+  MacAddr mac{};
+};
+
+/// A two-host topology (rocemu <-> peer) whose node 0 is the RoceHost's: its port carries our
+/// MAC, the peer's port the peer's MAC (the RoceHost sends every frame to its port's peer).
+Topology two_host_topology(const EndpointAddress& self, const EndpointAddress& peer,
+                           uint64_t link_rate_bps);
+
+class Endpoint {
+ public:
+  /// Neither is owned; both must outlive the endpoint.
+  Endpoint(ExternalPort& port, nic::RoceHost& host, const EndpointAddress& self) noexcept
+      : port_(port), host_(host), self_(self) {}
+
+  /// One poll iteration (rx, ARP, timers, tx). Returns the `now` it used.
+  TimeNs poll() noexcept;
+
+  /// Receives exactly n side-channel bytes while polling the port: the peer may need us
+  /// meanwhile (rxe resolves our MAC by ARP when its QP goes to RTR, before it replies).
+  /// Throws std::runtime_error after timeout_ms or if the channel fails.
+  void recv_polling(TcpChannel& ch, void* buf, size_t n, int timeout_ms);
+
+  uint64_t arp_replies() const noexcept { return arp_replies_; }
+  uint64_t port_tx_retries() const noexcept { return tx_retries_; }
+  /// The RoceHost's counters and ours as one human-readable line per non-zero item.
+  std::string counters_report() const;
+
+ private:
+  static constexpr uint16_t kBurst = 32;
+  ExternalPort& port_;
+  nic::RoceHost& host_;
+  EndpointAddress self_;
+  std::array<rte_mbuf*, kBurst> pending_{};
+  uint16_t pending_n_ = 0;
+  uint64_t arp_replies_ = 0, tx_retries_ = 0;
+};
+
+/// Name of a work completion status (ibv_wc_status_str without linking libibverbs).
+const char* wc_status_name(int status) noexcept;
+
+/// "aa:bb:cc:dd:ee:ff" -> MAC; false if malformed.
+bool parse_mac(const std::string& s, MacAddr& out) noexcept;
+
+}  // namespace rocemu::interop

@@ -1,0 +1,131 @@
+// interop_main.cc — rocemu-interop: one rocemu RoCEv2 endpoint (nic::RoceHost) on a DPDK port,
+// talking to a real RoCEv2 stack (Linux rdma_rxe in the QEMU guest of scripts/interop/).
+//
+// usage: rocemu-interop MODE [options]
+//   MODE pingpong-server | pingpong-client   ibv_rc_pingpong's protocol (the guest runs
+//                                            `ibv_rc_pingpong -g 1 [server]`)
+//   MODE rdma-check                          RDMA WRITE + READ + SEND each way, data verified
+//                                            (the guest runs guest_rdma_check)
+//   MODE perftest-server                     passive server of --iters consecutive perftest
+//                                            clients (ib_write_bw / ib_read_bw -x 1)
+// options (defaults match scripts/interop/run_guest.sh):
+//   --iface NAME (veth-dpdk)  --vdev-kind af_packet|af_xdp (af_packet)
+//   --ip A.B.C.D (10.77.0.2: our RoCE address, answered by ARP here)  --mac (02:00:0a:4d:00:02)
+//   --peer-ip (10.77.0.10)  --peer-mac (52:54:00:77:00:10)
+//   --side-ip (10.77.0.1: where the server listens for the TCP side channel)
+//   --iters N (1000)  --size BYTES (4096)  --bytes BYTES (1048576)  --seed N (7)
+//   --rate-gbps G (0 = unpaced)  --ack-timeout EXP (14: 4.096 us x 2^14)  --timeout-s S (60)
+// Exit: 0 success, 1 failed check, 2 usage error, 3 setup error (EAL, port).
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "apps/interop/dpdk_port.h"
+#include "apps/interop/endpoint.h"
+#include "apps/interop/scenarios.h"
+#include "apps/interop/side_channel.h"
+#include "common/config.h"
+
+using namespace rocemu;
+using namespace rocemu::interop;
+
+namespace {
+int usage(const std::string& why) {
+  std::fprintf(stderr,
+               "rocemu-interop: %s\nusage: rocemu-interop pingpong-server|pingpong-client|"
+               "rdma-check [--option value]... (see interop_main.cc)\n",
+               why.c_str());
+  return kExitUsage;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return usage("no mode");
+  const std::string mode = argv[1];
+  if (mode != "pingpong-server" && mode != "pingpong-client" && mode != "rdma-check" &&
+      mode != "perftest-server")
+    return usage("unknown mode '" + mode + "'");
+  std::map<std::string, std::string> o = {{"iface", "veth-dpdk"},
+                                          {"vdev-kind", "af_packet"},
+                                          {"ip", "10.77.0.2"},
+                                          {"mac", "02:00:0a:4d:00:02"},
+                                          {"peer-ip", "10.77.0.10"},
+                                          {"peer-mac", "52:54:00:77:00:10"},
+                                          {"side-ip", "10.77.0.1"},
+                                          {"iters", "1000"},
+                                          {"size", "4096"},
+                                          {"bytes", "1048576"},
+                                          {"seed", "7"},
+                                          {"rate-gbps", "0"},
+                                          {"ack-timeout", "14"},
+                                          {"timeout-s", "60"}};
+  for (int i = 2; i < argc; i += 2) {
+    std::string k = argv[i];
+    if (k.rfind("--", 0) != 0 || !o.count(k.substr(2)) || i + 1 >= argc)
+      return usage("bad option '" + k + "'");
+    o[k.substr(2)] = argv[i + 1];
+  }
+  EndpointAddress self, peer;
+  const auto ip = parse_ipv4(o["ip"]), peer_ip = parse_ipv4(o["peer-ip"]);
+  if (!ip || !peer_ip) return usage("--ip/--peer-ip must be dotted quads");
+  if (!parse_mac(o["mac"], self.mac) || !parse_mac(o["peer-mac"], peer.mac))
+    return usage("--mac/--peer-mac must be aa:bb:cc:dd:ee:ff");
+  if (o["vdev-kind"] != "af_packet" && o["vdev-kind"] != "af_xdp")
+    return usage("--vdev-kind must be af_packet or af_xdp");
+  self.ipv4 = *ip;
+  peer.ipv4 = *peer_ip;
+  ScenarioOptions so;
+  try {
+    so.iters = static_cast<uint32_t>(std::stoul(o["iters"]));
+    so.size_bytes = static_cast<uint32_t>(std::stoul(o["size"]));
+    so.bytes = static_cast<uint32_t>(std::stoul(o["bytes"]));
+    so.seed = std::stoull(o["seed"]);
+    so.rate_bps = static_cast<uint64_t>(std::stod(o["rate-gbps"]) * 1e9);
+    so.timeout_ms = std::stoi(o["timeout-s"]) * 1000;
+    so.ack_timeout = std::stoi(o["ack-timeout"]);
+  } catch (const std::exception&) {
+    return usage("numeric option out of range");
+  }
+  if (so.ack_timeout < 0 || so.ack_timeout > 31) return usage("--ack-timeout must be 0..31");
+  if (so.iters == 0 || so.size_bytes == 0 || so.bytes == 0 || so.bytes % 8 || so.timeout_ms <= 0)
+    return usage("--iters/--size/--bytes/--timeout-s must be positive (--bytes a multiple of 8)");
+  so.side_ip = o["side-ip"];
+  so.peer_side_ip = o["peer-ip"];
+  so.peer_roce_ipv4 = peer.ipv4;
+  so.server = mode != "pingpong-client";
+
+  std::unique_ptr<ExternalPort> port;
+  std::unique_ptr<nic::RoceHost> host;
+  try {
+    const bool xdp = o["vdev-kind"] == "af_xdp";
+    const std::string dev = xdp ? "net_af_xdp0" : "net_af_packet0";
+    const std::string vdev = xdp ? dev + ",iface=" + o["iface"] + ",start_queue=0,queue_count=1"
+                                 : dev + ",iface=" + o["iface"] + ",framecnt=4096,qdisc_bypass=1";
+    start_eal(vdev, {});
+    port = std::make_unique<ExternalPort>(dev, 8191, 1024);
+    const Topology topo = two_host_topology(self, peer, 10'000'000'000ull);
+    nic::NicParams np;
+    np.max_read_jobs = 128;  // perftest's ib_read_bw asks for 128 outstanding READs (out_reads)
+    host = std::make_unique<nic::RoceHost>(np, topo, 0, port->pool(), so.seed);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rocemu-interop: setup failed: %s\n", e.what());
+    return 3;
+  }
+  int rc = 1;
+  try {
+    Endpoint ep(*port, *host, self);
+    rc = mode == "rdma-check"        ? run_rdma_check(ep, *host, so)
+         : mode == "perftest-server" ? run_perftest_server(ep, *host, so)
+                                     : run_pingpong(ep, *host, so);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rocemu-interop: %s\n", e.what());
+    rc = 1;
+  }
+  std::fflush(stdout);
+  host.reset();
+  port.reset();
+  return rc;
+}

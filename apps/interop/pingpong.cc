@@ -1,0 +1,178 @@
+// pingpong.cc — rocemu as either side of ibv_rc_pingpong (rdma-core 44, rc_pingpong.c).
+//
+// rc_pingpong's loop: post rx_depth receives; the client sends first; each side posts its next
+// SEND only when its previous SEND completed and a RECV completed ("pending" = RECV|SEND),
+// until iters sends and iters receives completed. Sizes in bytes.
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <vector>
+
+#include "apps/interop/scenarios.h"
+#include "apps/interop/side_channel.h"
+
+namespace rocemu::interop {
+
+namespace {
+constexpr uint64_t kRecvWrid = 1, kSendWrid = 2;
+
+void post_recvs(nic::RoceHost& host, uint32_t qpn, const nic::MrInfo& mr, uint32_t size,
+                uint32_t n) {
+  ibv_sge sge{mr.addr, size, mr.lkey};
+  ibv_recv_wr wr{};
+  wr.wr_id = kRecvWrid;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  for (uint32_t i = 0; i < n; ++i) {
+    const ibv_recv_wr* bad = nullptr;
+    if (host.post_recv(qpn, &wr, &bad) != 0) throw std::runtime_error("pingpong: post_recv failed");
+  }
+}
+
+void post_send(nic::RoceHost& host, uint32_t qpn, const nic::MrInfo& mr, uint32_t size) {
+  ibv_sge sge{mr.addr, size, mr.lkey};
+  ibv_send_wr wr{};
+  wr.wr_id = kSendWrid;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  const ibv_send_wr* bad = nullptr;
+  if (host.post_send(qpn, &wr, &bad) != 0) throw std::runtime_error("pingpong: post_send failed");
+}
+}  // namespace
+
+int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt) {
+  const uint32_t pd = host.alloc_pd();
+  std::vector<uint8_t> buf(opt.size_bytes, 0x7b);  // rc_pingpong's buffer fill
+  const nic::MrInfo mr = host.reg_mr(pd, buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
+  const uint32_t cq = host.create_cq(opt.rx_depth + 16);
+  nic::QpInitAttr qa;
+  qa.pd = pd;
+  qa.send_cq = qa.recv_cq = cq;
+  qa.max_send_wr = 16;
+  qa.max_recv_wr = opt.rx_depth;
+  const uint32_t qpn = host.create_qp(qa);
+  if (mr.lkey == 0 || qpn == 0) throw std::runtime_error("pingpong: cannot create MR/QP");
+  ibv_qp_attr init{};
+  init.qp_state = IBV_QPS_INIT;
+  init.qp_access_flags = 0;
+  if (host.modify_qp(qpn, init, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS) != 0)
+    throw std::runtime_error("pingpong: modify_qp INIT failed");
+  post_recvs(host, qpn, mr, opt.size_bytes, opt.rx_depth);
+
+  PingpongDest mine;
+  mine.qpn = qpn;
+  mine.psn = host.local_info(qpn).psn;
+  ipv4_mapped_gid_bytes(host.ipv4(), mine.gid);
+  const std::string my_msg = format_pingpong_dest(mine);
+  char theirs_raw[kPingpongMsgBytes];
+  auto connect_peer = [&](const PingpongDest& d) {
+    const auto ip = ipv4_of_mapped_gid(d.gid);
+    if (!ip) throw std::runtime_error("pingpong: peer GID is not IPv4-mapped (use -g 1)");
+    nic::ConnectOptions co;
+    co.access = 0;
+    co.max_rd_atomic = 1;
+    // connect_rc walks RESET->INIT->RTR->RTS; the QP is already in INIT with receives posted,
+    // so walk the last two steps the same way through it.
+    ibv_qp_attr a{};
+    a.qp_state = IBV_QPS_RTR;
+    a.path_mtu = IBV_MTU_1024;
+    a.dest_qp_num = d.qpn;
+    a.rq_psn = d.psn;
+    a.max_dest_rd_atomic = 1;
+    a.min_rnr_timer = 12;
+    a.ah_attr.is_global = 1;
+    a.ah_attr.grh.dgid = nic::ipv4_mapped_gid(*ip);
+    a.ah_attr.grh.hop_limit = 64;
+    if (host.modify_qp(qpn, a,
+                       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                           IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) != 0)
+      throw std::runtime_error("pingpong: modify_qp RTR failed");
+    a = {};
+    a.qp_state = IBV_QPS_RTS;
+    a.sq_psn = mine.psn;
+    a.timeout = static_cast<uint8_t>(opt.ack_timeout);
+    a.retry_cnt = 7;
+    a.rnr_retry = 7;
+    a.max_rd_atomic = 1;
+    if (host.modify_qp(qpn, a,
+                       IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                           IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC) != 0)
+      throw std::runtime_error("pingpong: modify_qp RTS failed");
+    if (opt.rate_bps) host.set_qp_rate_bps(qpn, opt.rate_bps);
+    std::printf("pingpong: local QPN 0x%06x PSN 0x%06x, remote QPN 0x%06x PSN 0x%06x\n", qpn,
+                mine.psn, d.qpn, d.psn);
+  };
+
+  if (opt.server) {
+    TcpChannel ch = TcpChannel::accept_one(opt.side_ip, kPingpongPort, opt.timeout_ms);
+    ep.recv_polling(ch, theirs_raw, sizeof theirs_raw, opt.timeout_ms);
+    const auto d = parse_pingpong_dest(theirs_raw, sizeof theirs_raw);
+    if (!d) throw std::runtime_error("pingpong: malformed address message from the client");
+    connect_peer(*d);
+    ch.send_all(my_msg.data(), my_msg.size());
+    char done[5];
+    ep.recv_polling(ch, done, sizeof done, opt.timeout_ms);
+  } else {
+    TcpChannel ch = TcpChannel::connect_to(opt.peer_side_ip, kPingpongPort, opt.timeout_ms);
+    ch.send_all(my_msg.data(), my_msg.size());
+    ep.recv_polling(ch, theirs_raw, sizeof theirs_raw, opt.timeout_ms);
+    const auto d = parse_pingpong_dest(theirs_raw, sizeof theirs_raw);
+    if (!d) throw std::runtime_error("pingpong: malformed address message from the server");
+    connect_peer(*d);
+    ch.send_all("done", 5);
+  }
+
+  uint64_t pending = kRecvWrid;
+  uint32_t scnt = 0, rcnt = 0, posted_recvs = opt.rx_depth;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!opt.server) {
+    post_send(host, qpn, mr, opt.size_bytes);
+    pending |= kSendWrid;
+  }
+  while (scnt < opt.iters || rcnt < opt.iters) {
+    const TimeNs now = ep.poll();
+    (void)now;
+    ibv_wc wc[16];
+    const int n = host.poll_cq(cq, 16, wc);
+    for (int i = 0; i < n; ++i) {
+      if (wc[i].status != IBV_WC_SUCCESS) {
+        std::fprintf(stderr, "pingpong: %s completion failed: %s (after %u sends, %u recvs)\n%s",
+                     wc[i].wr_id == kSendWrid ? "send" : "recv", wc_status_name(wc[i].status), scnt,
+                     rcnt, ep.counters_report().c_str());
+        return 1;
+      }
+      if (wc[i].wr_id == kSendWrid) {
+        ++scnt;
+      } else {
+        ++rcnt;
+        if (--posted_recvs <= 1) {
+          post_recvs(host, qpn, mr, opt.size_bytes, opt.rx_depth - posted_recvs);
+          posted_recvs = opt.rx_depth;
+        }
+      }
+      pending &= ~wc[i].wr_id;
+      if (scnt < opt.iters && pending == 0) {
+        post_send(host, qpn, mr, opt.size_bytes);
+        pending = kRecvWrid | kSendWrid;
+      }
+    }
+    if (std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(opt.timeout_ms)) {
+      std::fprintf(stderr, "pingpong: timed out after %u sends, %u recvs\n%s", scnt, rcnt,
+                   ep.counters_report().c_str());
+      return 1;
+    }
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // Let the last ACKs leave before the port closes.
+  const auto t1 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t1 < std::chrono::milliseconds(200)) ep.poll();
+  std::printf(
+      "pingpong: PASS %u iters of %u bytes each way in %.3f s = %.1f usec/iter (rocemu %s)\n",
+      opt.iters, opt.size_bytes, secs, secs * 1e6 / opt.iters, opt.server ? "server" : "client");
+  std::printf("%s", ep.counters_report().c_str());
+  return 0;
+}
+
+}  // namespace rocemu::interop

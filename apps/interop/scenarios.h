@@ -1,0 +1,37 @@
+// scenarios.h — what the interop tool does with the rxe guest once its port is up.
+//
+// pingpong: ibv_rc_pingpong's protocol (rdma-core 44 libibverbs/examples/rc_pingpong.c) with
+//   rocemu as server or client: SEND/RECV of `size` bytes, `iters` each way, strictly
+//   alternating (a side sends when its previous send completed and a message arrived).
+// rdma_check: rdma_check_proto.h — 1 MB (or `bytes`) RDMA WRITE and READ in both directions
+//   at once, every byte verified on both sides.
+// Both return 0 on success and print one result line; errors throw std::runtime_error.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "apps/interop/endpoint.h"
+
+namespace rocemu::interop {
+
+struct ScenarioOptions {
+  std::string side_ip;          // our side-channel address (server: listen; client: unused)
+  std::string peer_side_ip;     // the guest's side-channel address (client: connect)
+  uint32_t peer_roce_ipv4 = 0;  // host order
+  bool server = true;
+  uint32_t iters = 1000, size_bytes = 4096, rx_depth = 500;
+  uint32_t bytes = 1u << 20;
+  uint64_t seed = 1;
+  uint64_t rate_bps = 0;  // pacing of our QP (0 = unlimited)
+  int ack_timeout = 14;   // local ACK timeout exponent: 4.096 us x 2^n (14: 67 ms)
+  int timeout_ms = 60000;
+};
+
+int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt);
+int run_rdma_check(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt);
+/// perftest (ib_write_bw / ib_read_bw) client in the guest, rocemu the passive server, for
+/// `iters` consecutive client runs.
+int run_perftest_server(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt);
+
+}  // namespace rocemu::interop

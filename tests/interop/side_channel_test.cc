@@ -1,0 +1,148 @@
+// side_channel_test.cc — rc_pingpong's and perftest's address messages, ARP replies and the
+// RDMA-check pattern/messages, against bytes observed from Linux rxe's tools: the guest's
+// rc_pingpong sent "0000:000011:de2123:00000000000000000000ffff0a4d000a" (tests/interop/
+// standin_peer run); the perftest key is frame 17 of /work/shared/data/golden-rxe/
+// 06_write_bw_8k.pcapng (ib_write_bw client 10.77.0.12), copied here.
+#include "apps/interop/side_channel.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "apps/interop/arp_reply.h"
+#include "apps/interop/rdma_check_proto.h"
+
+namespace rocemu::interop {
+namespace {
+
+TEST(PingpongDest, ParsesTheMessageOfLinuxRcPingpong) {
+  const char msg[] = "0000:000011:de2123:00000000000000000000ffff0a4d000a";
+  static_assert(sizeof msg == kPingpongMsgBytes);
+  const auto d = parse_pingpong_dest(msg, sizeof msg);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->lid, 0);
+  EXPECT_EQ(d->qpn, 0x11u);
+  EXPECT_EQ(d->psn, 0xde2123u);
+  ASSERT_TRUE(ipv4_of_mapped_gid(d->gid).has_value());
+  EXPECT_EQ(*ipv4_of_mapped_gid(d->gid), (10u << 24) | (77u << 16) | 10u);
+}
+
+TEST(PingpongDest, FormatsExactlyWhatRcPingpongSends) {
+  PingpongDest d;
+  d.qpn = 0x11;
+  d.psn = 0xde2123;
+  ipv4_mapped_gid_bytes((10u << 24) | (77u << 16) | 10u, d.gid);
+  const std::string m = format_pingpong_dest(d);
+  ASSERT_EQ(m.size(), kPingpongMsgBytes);
+  EXPECT_STREQ(m.c_str(), "0000:000011:de2123:00000000000000000000ffff0a4d000a");
+  EXPECT_EQ(m.back(), '\0');
+}
+
+TEST(PingpongDest, RejectsMalformedMessages) {
+  EXPECT_FALSE(parse_pingpong_dest("0000:000011", 11).has_value());
+  const char bad_sep[] = "0000-000011:de2123:00000000000000000000ffff0a4d000a";
+  EXPECT_FALSE(parse_pingpong_dest(bad_sep, sizeof bad_sep).has_value());
+  const char bad_hex[] = "0000:00001g:de2123:00000000000000000000ffff0a4d000a";
+  EXPECT_FALSE(parse_pingpong_dest(bad_hex, sizeof bad_hex).has_value());
+  uint8_t link_local[16] = {0xfe, 0x80};
+  EXPECT_FALSE(ipv4_of_mapped_gid(link_local).has_value());
+}
+
+constexpr char kGoldenWriteBwKey[] =
+    "0000:0001:000016:8416f0:0000070f:0000561d8d643000:00:00:00:00:00:00:00:00:00:00:ff:ff:0a:"
+    "4d:00:0c:00000000:";
+
+TEST(PerftestKey, ParsesTheKeyOfLinuxIbWriteBw) {
+  char msg[kPerftestKeyBytes] = {};
+  std::memcpy(msg, kGoldenWriteBwKey, sizeof kGoldenWriteBwKey);
+  PerftestKey k;
+  ASSERT_TRUE(parse_perftest_key(msg, sizeof msg, k));
+  EXPECT_EQ(k.lid, 0u);
+  EXPECT_EQ(k.out_reads, 1u);
+  EXPECT_EQ(k.qpn, 0x16u);
+  EXPECT_EQ(k.psn, 0x8416f0u);
+  EXPECT_EQ(k.rkey, 0x70fu);
+  EXPECT_EQ(k.vaddr, 0x561d8d643000ull);
+  EXPECT_EQ(k.srqn, 0u);
+  ASSERT_TRUE(ipv4_of_mapped_gid(k.gid).has_value());
+  EXPECT_EQ(*ipv4_of_mapped_gid(k.gid), (10u << 24) | (77u << 16) | 12u);
+}
+
+TEST(PerftestKey, FormatsByteForByteWhatIbWriteBwSends) {
+  PerftestKey k;
+  k.out_reads = 1;
+  k.qpn = 0x16;
+  k.psn = 0x8416f0;
+  k.rkey = 0x70f;
+  k.vaddr = 0x561d8d643000ull;
+  ipv4_mapped_gid_bytes((10u << 24) | (77u << 16) | 12u, k.gid);
+  const std::string m = format_perftest_key(k);
+  ASSERT_EQ(m.size(), kPerftestKeyBytes);
+  EXPECT_STREQ(m.c_str(), kGoldenWriteBwKey);
+  EXPECT_EQ(std::string(m.c_str()).size(), sizeof kGoldenWriteBwKey - 1);  // then NUL padding
+}
+
+TEST(PerftestKey, RejectsTruncatedOrGarbledKeys) {
+  PerftestKey k;
+  char msg[kPerftestKeyBytes] = {};
+  std::memcpy(msg, kGoldenWriteBwKey, 40);
+  EXPECT_FALSE(parse_perftest_key(msg, sizeof msg, k));
+  EXPECT_FALSE(parse_perftest_key(kGoldenWriteBwKey, 50, k));
+}
+
+// An ARP request from the guest (52:54:00:77:00:10, 10.77.0.10) for 10.77.0.2.
+std::array<uint8_t, 42> arp_request() {
+  return {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x52, 0x54, 0x00, 0x77, 0x00, 0x10, 0x08, 0x06,
+          0x00, 0x01, 0x08, 0x00, 0x06, 0x04, 0x00, 0x01, 0x52, 0x54, 0x00, 0x77, 0x00, 0x10,
+          10,   77,   0,    10,   0,    0,    0,    0,    0,    0,    10,   77,   0,    2};
+}
+
+TEST(ArpReply, AnswersOnlyRequestsForOurAddress) {
+  auto f = arp_request();
+  const uint32_t ours = (10u << 24) | (77u << 16) | 2u;
+  EXPECT_TRUE(is_arp_request_for(f.data(), f.size(), ours));
+  EXPECT_FALSE(is_arp_request_for(f.data(), f.size(), ours + 1));
+  EXPECT_FALSE(is_arp_request_for(f.data(), 41, ours));
+  f[21] = 2;  // a reply, not a request
+  EXPECT_FALSE(is_arp_request_for(f.data(), f.size(), ours));
+}
+
+TEST(ArpReply, ReplyCarriesOurMacAndSwapsTheAddresses) {
+  auto f = arp_request();
+  const MacAddr mine = {0x02, 0x00, 0x0a, 0x4d, 0x00, 0x02};
+  make_arp_reply_in_place(f.data(), mine);
+  const std::array<uint8_t, 42> want = {
+      0x52, 0x54, 0x00, 0x77, 0x00, 0x10, 0x02, 0x00, 0x0a, 0x4d, 0x00, 0x02, 0x08, 0x06,
+      0x00, 0x01, 0x08, 0x00, 0x06, 0x04, 0x00, 0x02, 0x02, 0x00, 0x0a, 0x4d, 0x00, 0x02,
+      10,   77,   0,    2,    0x52, 0x54, 0x00, 0x77, 0x00, 0x10, 10,   77,   0,    10};
+  EXPECT_EQ(f, want);
+}
+
+TEST(RdmaCheckProto, PatternDetectsAWordMovedByOnePacket) {
+  std::vector<uint8_t> buf(1 << 16);
+  rc_pattern_fill(buf.data(), buf.size(), 42);
+  EXPECT_EQ(rc_pattern_mismatches(buf.data(), buf.size(), 42), 0u);
+  EXPECT_EQ(rc_pattern_mismatches(buf.data(), buf.size(), 43), buf.size() / 8);
+  // A 1024-byte packet placed one MTU too far shows up as 128 bad words.
+  std::memmove(buf.data() + 2048, buf.data() + 1024, 1024);
+  EXPECT_EQ(rc_pattern_mismatches(buf.data(), buf.size(), 42), 128u);
+}
+
+TEST(RdmaCheckProto, InfoMessageRoundTrips) {
+  const rc_info in{0x12, 0xabcdef, 0x1234, 1u << 20, 0x7f0012345000ull, 99};
+  char msg[RC_INFO_BYTES];
+  rc_info_format(&in, msg);
+  rc_info out{};
+  ASSERT_EQ(rc_info_parse(msg, &out), 0);
+  EXPECT_EQ(out.qpn, in.qpn);
+  EXPECT_EQ(out.psn, in.psn);
+  EXPECT_EQ(out.rkey, in.rkey);
+  EXPECT_EQ(out.bytes, in.bytes);
+  EXPECT_EQ(out.addr, in.addr);
+  EXPECT_EQ(out.seed, in.seed);
+  msg[0] = 'X';
+  EXPECT_EQ(rc_info_parse(msg, &out), -1);
+}
+
+}  // namespace
+}  // namespace rocemu::interop
