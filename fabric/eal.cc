@@ -1,6 +1,7 @@
 // eal.cc — EAL start with hugepage detection and the --no-huge fallback.
 #include "fabric/eal.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,6 +67,7 @@ std::vector<std::string> eal_arguments(const EalOptions& opt, bool hugepages, in
       a.push_back(std::to_string(opt.no_huge_memory_mb));
       a.push_back("--file-prefix");
       a.push_back("rocemu-" + std::to_string(pid));
+      a.push_back("--no-shconf");  // no runtime files left behind in /var/run/dpdk
     }
   }
   if (!user_has(u, {"--telemetry", "--no-telemetry"})) a.push_back("--no-telemetry");
@@ -97,6 +99,14 @@ bool hugepages_available() {
 }
 
 bool eal_started() noexcept { return g_started; }
+
+void eal_stop() noexcept {
+  if (!g_started) return;
+  const std::string dir = rte_eal_get_runtime_dir();
+  rte_eal_cleanup();
+  g_started = false;
+  ::rmdir(dir.c_str());  // only succeeds when empty (--no-shconf / --in-memory runs)
+}
 
 void eal_start(const EalOptions& opt) {
   if (g_started) return;

@@ -35,6 +35,10 @@ bool hugepages_available();
 /// attempt fails for lack of memory, retries once with --no-huge (logged).
 void eal_start(const EalOptions& opt);
 
+/// Releases EAL at process end (rte_eal_cleanup) and removes its runtime directory if it
+/// is empty. Call after every port, pool and node is gone. No-op if EAL never started.
+void eal_stop() noexcept;
+
 /// True once eal_start() succeeded.
 bool eal_started() noexcept;
 

@@ -87,3 +87,25 @@ TEST(QuickstartSim, GoBackNRecoversThroughOnePercentLossReorderAndDuplication) {
 }
 
 }  // namespace rocemu::fabric
+
+namespace rocemu::fabric {
+
+TEST(QuickstartSim, CapturesAChosenSwitchPortToPcapng) {
+  RunConfig cfg = quickstart();
+  cfg.job.bytes = 64u << 10;
+  cfg.capture.ports = {PortRef{2, 1}};
+  cfg.capture.names = {"s0:1"};
+  cfg.capture.file = "s0-1.pcapng";
+  const auto dir = std::filesystem::temp_directory_path() / ("rocemu-fabric-cap-" + std::to_string(getpid()));
+  const JobResult r = run_write_job_virtual(cfg, dir.string());
+  ASSERT_TRUE(r.completed && r.verified);
+  const std::string bytes = slurp(dir / "s0-1.pcapng");
+  ASSERT_GE(bytes.size(), 4u);
+  EXPECT_EQ(bytes.substr(0, 4), std::string("\x0a\x0d\x0d\x0a", 4));  // section header block
+  // Every frame out of s0 port 1 (64 data frames) and in (ACKs) is in the file.
+  const uint64_t frames_bytes = r.ports[3].tx_bytes + r.ports[3].rx_bytes;
+  EXPECT_GT(bytes.size(), frames_bytes);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace rocemu::fabric
