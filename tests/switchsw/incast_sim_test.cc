@@ -105,6 +105,11 @@ TEST(IncastSim, WithPfcNothingIsDroppedPausesPropagateUpstreamAndAllIsDelivered)
   // The bottleneck ran at line rate: 4.8 MB at 10 Gbps takes 3.93 ms (+ a few us of path).
   const double ideal_ns = static_cast<double>(total * kFrameBytes) * 8 / 10.0;
   EXPECT_LT(static_cast<double>(net.rx().last_rx_ns), ideal_ns * 1.02 + 20'000);
+  ::testing::Test::RecordProperty("b_pauses_to_a", static_cast<int>(sb.ports[net.b_port_to_a].pfc_pauses_sent[3]));
+  ::testing::Test::RecordProperty("a_pauses_to_hosts", static_cast<int>(a_sent));
+  ::testing::Test::RecordProperty("b_peak_queue_bytes",
+                                  static_cast<int>(sb.ports[net.b_port_to_receiver].peak_queue_bytes[3]));
+  ::testing::Test::RecordProperty("last_rx_ns", static_cast<int>(net.rx().last_rx_ns));
   // Headroom was never exceeded and buffers were released to zero.
   EXPECT_EQ(net.sw_b->mmu().total_used_bytes(), 0u);
   EXPECT_EQ(net.sw_a->mmu().total_used_bytes(), 0u);

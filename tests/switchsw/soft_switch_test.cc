@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 #include <rte_mbuf.h>
 
+#include <atomic>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "tests/support/eal_env.h"
 #include "tests/switchsw/frames.h"
@@ -185,6 +187,32 @@ TEST_F(SoftSwitchTest, ThresholdUpdateTakesEffectOnTheNextDequeue) {
   EXPECT_EQ(s.snapshot(0).ecn[1], (EcnSetting{0, 0, 1.0}));
   EXPECT_EQ(s.snapshot(0).ports[1].ecn_marked_packets, 1u);
   drain(s, 1);
+}
+
+TEST_F(SoftSwitchTest, SetEcnFromAnotherThreadIsAppliedWholeBetweenPackets) {
+  Star star(2);
+  SoftSwitch s(SwitchParams{}, star.topo, star.sw, pool_, 1);
+  // The control thread alternates between two settings; the data path must only ever see
+  // one of them (or the initial one) whole, never a mix, and end with the last one written.
+  const EcnSetting a{1000, 2000, 0.5}, b{3000, 9000, 0.25};
+  std::atomic<bool> done{false};
+  std::thread control([&] {
+    for (int i = 0; i < 20000; ++i) EXPECT_EQ(s.set_ecn(1, i % 2 ? b : a), "");
+    done = true;
+  });
+  const EcnSetting initial = s.ecn(1);
+  int torn = 0;
+  while (!done) {
+    rx1(s, 0, make_frame(pool_, star.spec(0, 1)));
+    rte_pktmbuf_free(s.tx(1, 0));
+    const EcnSetting now = s.ecn(1);
+    torn += !(now == a || now == b || now == initial);
+  }
+  control.join();
+  rx1(s, 0, make_frame(pool_, star.spec(0, 1)));
+  rte_pktmbuf_free(s.tx(1, 0));
+  EXPECT_EQ(torn, 0);
+  EXPECT_EQ(s.ecn(1), b);
 }
 
 TEST_F(SoftSwitchTest, CnpsGoAheadOfDataAndNotEctOrControlPacketsAreNeverMarked) {
