@@ -76,9 +76,12 @@ void RoceHost::complete_ack(Qp& qp, const RocePacket& p, TimeNs now) noexcept {
     ++counters_.drops[static_cast<int>(RxDrop::kStaleResponse)];
     return;
   }
-  // A NAK acknowledges every PSN before its own.
+  // A NAK acknowledges every PSN before its own. If that left an incomplete READ before
+  // the NAK's PSN, ack_up_to() has already rewound to the READ: resuming at the NAK's PSN
+  // would skip the READ's missing responses.
   ack_up_to(qp, psn_add(p.psn, kPsnMask), now);
   if (qp.state != IBV_QPS_RTS) return;
+  const bool read_pending = psn_diff(qp.una_psn, p.psn) < 0;
   if (kind == kAethRnr) {
     ++counters_.rnr_naks_received;
     if (qp.rnr_left == 0) {
@@ -87,14 +90,17 @@ void RoceHost::complete_ack(Qp& qp, const RocePacket& p, TimeNs now) noexcept {
     }
     if (qp.rnr_retry != 7) --qp.rnr_left;
     qp.rnr_hold_until = now + rnr_timer_ns(code);
-    qp.una_psn = p.psn;
-    qp.rewound_at_una = false;
-    rewind_to_una(qp);
+    if (!read_pending) {
+      qp.una_psn = p.psn;
+      qp.rewound_at_una = false;
+      rewind_to_una(qp);
+    }
     qp.retrans_deadline = kNever;  // re-armed when the resend goes out
     return;
   }
   ++counters_.naks_received;
   if (code == kNakPsnSeq) {
+    if (read_pending) return;
     if (!qp.rewound_at_una || qp.una_psn != p.psn) {
       qp.una_psn = p.psn;
       rewind_to_una(qp);
@@ -132,7 +138,9 @@ void RoceHost::complete_read_response(Qp& qp, const RocePacket& p, TimeNs now) n
   const uint32_t k = w.read_pkts_done;
   const uint32_t off = k * qp.mtu_bytes;
   const uint32_t want = w.length - off < qp.mtu_bytes ? w.length - off : qp.mtu_bytes;
-  const bool first = k == 0, last = k + 1 == w.npkts;
+  // Positions count from the PSN the READ was last requested at: a resumed READ is a new
+  // request for the rest, answered FIRST..LAST (or ONLY) again (9.7.5.1.4).
+  const bool first = k == w.read_req_base, last = k + 1 == w.npkts;
   const uint32_t pos = p.op_flags & (kOpFirst | kOpMiddle | kOpLast);
   const uint32_t expect_pos = first && last ? kOpOnly : first ? kOpFirst : last ? kOpLast : kOpMiddle;
   if (pos != expect_pos || p.payload_len != want) return stale();

@@ -47,6 +47,25 @@ constexpr std::array<OpInfo, 256> make_table() {
   t[kRcSendLastInv] = {"SEND_LAST_INV", RQ | kOpSend | kOpLast | kOpPayload | kOpIeth, kIeth};
   t[kRcSendOnlyInv] = {"SEND_ONLY_INV", RQ | kOpSend | kOpOnly | kOpPayload | kOpIeth, kIeth};
   t[kCnp] = {"CNP", V | kOpCnp | kOpCnpPad, 16};
+  // UC (table 38, 0x20-0x2b): same layouts as RC SEND/WRITE, no ACKs. Parsed only.
+  constexpr uint32_t UC = V | kOpUc;
+  t[0x20] = {"UC_SEND_FIRST", UC | kOpSend | kOpFirst | kOpPayload, 0};
+  t[0x21] = {"UC_SEND_MIDDLE", UC | kOpSend | kOpMiddle | kOpPayload, 0};
+  t[0x22] = {"UC_SEND_LAST", UC | kOpSend | kOpLast | kOpPayload, 0};
+  t[0x23] = {"UC_SEND_LAST_IMM", UC | kOpSend | kOpLast | kOpPayload | kOpImm, kImm};
+  t[0x24] = {"UC_SEND_ONLY", UC | kOpSend | kOpOnly | kOpPayload, 0};
+  t[0x25] = {"UC_SEND_ONLY_IMM", UC | kOpSend | kOpOnly | kOpPayload | kOpImm, kImm};
+  t[0x26] = {"UC_WRITE_FIRST", UC | kOpWrite | kOpFirst | kOpPayload | kOpReth, kReth};
+  t[0x27] = {"UC_WRITE_MIDDLE", UC | kOpWrite | kOpMiddle | kOpPayload, 0};
+  t[0x28] = {"UC_WRITE_LAST", UC | kOpWrite | kOpLast | kOpPayload, 0};
+  t[0x29] = {"UC_WRITE_LAST_IMM", UC | kOpWrite | kOpLast | kOpPayload | kOpImm, kImm};
+  t[0x2a] = {"UC_WRITE_ONLY", UC | kOpWrite | kOpOnly | kOpPayload | kOpReth, kReth};
+  t[0x2b] = {"UC_WRITE_ONLY_IMM", UC | kOpWrite | kOpOnly | kOpPayload | kOpReth | kOpImm,
+             kReth + kImm};
+  // UD (0x64-0x65): DETH (Q_Key, source QP) before the payload. Parsed only.
+  t[0x64] = {"UD_SEND_ONLY", V | kOpUd | kOpSend | kOpOnly | kOpPayload | kOpDeth, 8};
+  t[0x65] = {"UD_SEND_ONLY_IMM", V | kOpUd | kOpSend | kOpOnly | kOpPayload | kOpDeth | kOpImm,
+             8 + kImm};
   return t;
 }
 

@@ -1,6 +1,7 @@
 // opcode_table.h — table-driven RoCEv2 opcode knowledge (as Linux rxe's rxe_opcode.c).
 //
-// For every BTH opcode (IBTA Vol. 1 table 38, RC 0x00-0x1f; the RoCEv2 CNP 0x81 of annex
+// For every BTH opcode (IBTA Vol. 1 table 38, RC 0x00-0x1f; UC 0x20-0x2b and UD 0x64-0x65
+// are known for parsing only, never served; the RoCEv2 CNP 0x81 of annex
 // A17.9.3): whether it is valid, which extended headers follow the BTH (RETH 9.3.3, AETH
 // 9.3.5, ImmDt 9.3.4, IETH 9.3.6, AtomicETH 9.3.7, AtomicAckETH 9.3.7), whether it carries
 // payload, and its place in a message (first/middle/last/only). Also the legality rules the
@@ -35,6 +36,9 @@ enum OpFlags : uint32_t {
   kOpAtomicAckEth = 1u << 18,
   kOpPayload = 1u << 19,  // may carry payload
   kOpCnpPad = 1u << 20,   // 16 reserved bytes after the BTH (CNP)
+  kOpDeth = 1u << 21,     // datagram ETH (9.3.2), UD
+  kOpUc = 1u << 22,       // UC transport (parsed, not served by rocemu)
+  kOpUd = 1u << 23,       // UD transport (parsed, not served by rocemu)
   kOpOnly = kOpFirst | kOpLast,
 };
 

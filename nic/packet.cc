@@ -43,6 +43,12 @@ RxDrop parse_roce(uint8_t* frame, uint32_t len, RocePacket& p) noexcept {
   const auto* bth = reinterpret_cast<const Bth*>(frame + kBthOff);
   if (bth->tver() != 0) [[unlikely]] return RxDrop::kBthVersion;
 
+  std::memcpy(p.dst_mac.data(), eth->dst, 6);
+  std::memcpy(p.src_mac.data(), eth->src, 6);
+  p.ttl = ip->ttl;
+  p.ip_frag = ip->frag();
+  p.mig_req = bth->mig_req();
+  p.resv8a = bth->resv8a;
   p.src_ip = ip->src();
   p.dst_ip = ip->dst();
   p.ip_id = ip->id();
@@ -65,6 +71,11 @@ RxDrop parse_roce(uint8_t* frame, uint32_t len, RocePacket& p) noexcept {
   if (ext_off + op.ext_bytes > p.icrc_off) [[unlikely]] return RxDrop::kTruncated;
   const uint8_t* ext = frame + ext_off;
   uint32_t at = 0;
+  if (op.flags & kOpDeth) {
+    p.qkey = detail::get32(ext);
+    p.src_qpn = detail::get24(ext + 5);
+    at += 8;
+  }
   if (op.flags & kOpReth) {
     const auto* r = reinterpret_cast<const Reth*>(ext + at);
     p.va = r->va();
@@ -76,6 +87,8 @@ RxDrop parse_roce(uint8_t* frame, uint32_t len, RocePacket& p) noexcept {
     const auto* a = ext + at;  // VA(8) R_Key(4) swap/add(8) compare(8)
     p.va = detail::get64(a);
     p.rkey = detail::get32(a + 8);
+    p.atomic_swap_add = detail::get64(a + 12);
+    p.atomic_compare = detail::get64(a + 20);
     at += 28;
   }
   if (op.flags & kOpAeth) {
@@ -99,6 +112,71 @@ RxDrop parse_roce(uint8_t* frame, uint32_t len, RocePacket& p) noexcept {
   p.payload_len = body - p.pad;
   if (!(op.flags & kOpPayload) && body != 0) [[unlikely]] return RxDrop::kPadCount;
   return RxDrop::kNone;
+}
+
+uint32_t encode_roce(const RocePacket& p, const uint8_t* payload, uint8_t* out) noexcept {
+  FrameAddress a;
+  a.dst_mac = p.dst_mac;
+  a.src_mac = p.src_mac;
+  a.src_ip = p.src_ip;
+  a.dst_ip = p.dst_ip;
+  a.tos = p.tos;
+  a.udp_sport = p.udp_sport;
+  a.pkey = p.pkey;
+  a.dqpn = p.dqpn;
+  const OpInfo& op = op_info(p.opcode);
+  const FrameTemplate t = make_template(a);
+  uint32_t at = write_headers(out, t, p.opcode, p.psn, p.ack_req, p.solicited, op.ext_bytes,
+                              p.payload_len, p.ip_id);
+  auto* ip = reinterpret_cast<Ipv4*>(out + kIpOff);
+  if (ip->ttl != p.ttl || ip->frag() != p.ip_frag) {
+    ip->ttl = p.ttl;
+    ip->set_frag(p.ip_frag);
+    ip->set_checksum(ip->compute_checksum());
+  }
+  reinterpret_cast<Bth*>(out + kBthOff)->set_flags(p.solicited, p.mig_req, p.pad & 3);
+  reinterpret_cast<Bth*>(out + kBthOff)->resv8a = p.resv8a;
+  uint8_t* ext = out + at;
+  std::memset(ext, 0, op.ext_bytes);
+  uint32_t k = 0;
+  if (op.flags & kOpDeth) {
+    detail::put32(ext, p.qkey);
+    detail::put24(ext + 5, p.src_qpn);
+    k += 8;
+  }
+  if (op.flags & kOpReth) {
+    auto* r = reinterpret_cast<Reth*>(ext + k);
+    r->set_va(p.va);
+    r->set_rkey(p.rkey);
+    r->set_dma_len(p.dma_len);
+    k += sizeof(Reth);
+  }
+  if (op.flags & kOpAtomicEth) {
+    detail::put64(ext + k, p.va);
+    detail::put32(ext + k + 8, p.rkey);
+    detail::put64(ext + k + 12, p.atomic_swap_add);
+    detail::put64(ext + k + 20, p.atomic_compare);
+    k += 28;
+  }
+  if (op.flags & kOpAeth) {
+    auto* ae = reinterpret_cast<Aeth*>(ext + k);
+    ae->syndrome = p.syndrome;
+    ae->set_msn(p.msn);
+    k += sizeof(Aeth);
+  }
+  if (op.flags & kOpAtomicAckEth) {
+    detail::put64(ext + k, p.atomic_orig);
+    k += 8;
+  }
+  if (op.flags & (kOpImm | kOpIeth)) std::memcpy(ext + k, &p.imm_be, 4);
+  if (p.payload_len) std::memcpy(out + at + op.ext_bytes, payload, p.payload_len);
+  // Pad as the sender declared it (rxe pads to 4 bytes; the count is in the BTH).
+  const uint32_t len = kRoceHeadersBytes + op.ext_bytes + p.payload_len + p.pad + kIcrcBytes;
+  ip->set_total_length(static_cast<uint16_t>(len - kIpOff));
+  ip->set_checksum(ip->compute_checksum());
+  reinterpret_cast<Udp*>(out + kUdpOff)->set_length(static_cast<uint16_t>(len - kUdpOff));
+  seal_frame(out);
+  return len;
 }
 
 bool icrc_ok(const RocePacket& p) noexcept {

@@ -47,6 +47,11 @@ const char* rx_drop_name(RxDrop r) noexcept;
 /// A parsed RoCEv2 packet: views into the frame plus the header fields in host order.
 struct RocePacket {
   uint8_t* frame = nullptr;
+  std::array<uint8_t, 6> dst_mac{}, src_mac{};
+  uint8_t ttl = 0;
+  uint16_t ip_frag = 0;  // flags and fragment offset
+  bool mig_req = false;
+  uint8_t resv8a = 0;  // BTH byte 4: FECN (bit 7) / BECN (bit 6) of the IBA CC annex
   uint32_t ip_off = wire::kIpOff;
   uint32_t payload_off = 0;  // first payload byte
   uint32_t payload_len = 0;  // without pad
@@ -68,11 +73,19 @@ struct RocePacket {
   uint32_t msn = 0;
   uint32_t imm_be = 0;  // immediate data / invalidate rkey, network order as in ibv_wc
   uint64_t atomic_orig = 0;
+  uint64_t atomic_swap_add = 0, atomic_compare = 0;
+  uint32_t qkey = 0, src_qpn = 0;  // DETH (UD)
 };
 
 /// Parses Ethernet/IPv4/UDP/BTH and the opcode's extended headers of `frame[0..len)`.
 /// Checks lengths, versions and the opcode table; does not check the ICRC or any QP state.
 RxDrop parse_roce(uint8_t* frame, uint32_t len, RocePacket& out) noexcept;
+
+/// Writes the frame `p` describes (every header field as parsed, `p.payload_len` bytes of
+/// `payload`, zero pad, a freshly computed ICRC) into `out`, which must hold
+/// frame_bytes(op ext bytes, payload_len). Returns the frame length. Re-encoding a parsed
+/// Linux rxe frame reproduces it byte for byte.
+uint32_t encode_roce(const RocePacket& p, const uint8_t* payload, uint8_t* out) noexcept;
 
 /// True if the ICRC stored in the packet matches the one computed over it.
 bool icrc_ok(const RocePacket& p) noexcept;

@@ -65,6 +65,7 @@ struct SendWqe {
   uint32_t first_psn = 0, last_psn = 0;
   uint32_t npkts = 0;           // PSNs the message occupies (READ: response packets)
   uint32_t read_pkts_done = 0;  // READ: response packets received in order
+  uint32_t read_req_base = 0;   // READ: response index the last request asked from
 };
 
 struct RecvWqe {

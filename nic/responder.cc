@@ -53,6 +53,7 @@ rte_mbuf* RoceHost::responder_ctl(Qp& qp) noexcept {
     if (!m) [[unlikely]] return nullptr;
     const uint32_t at = write_headers(f, qp.ctl_tmpl, kCnp, 0, false, false, 16, 0, ip_id_++);
     std::memset(f + at, 0, 16);
+    reinterpret_cast<Bth*>(f + kBthOff)->resv8a = 0x40;  // BECN, as CNPs on the wire carry
     seal_frame(f);
     qp.cnp_pending = false;
     ++counters_.cnps_sent;

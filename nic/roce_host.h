@@ -98,6 +98,8 @@ class RoceHost final : public rocemu::Node {
   /// IBV_QP_MAX_QP_RD_ATOMIC, IBV_QP_MAX_DEST_RD_ATOMIC. Returns 0 or EINVAL.
   int modify_qp(uint32_t qpn, const ibv_qp_attr& attr, int attr_mask);
   ibv_qp_state qp_state(uint32_t qpn) const noexcept;
+  /// The PSN the responder of `qpn` expects next (for tests and tools).
+  uint32_t expected_psn(uint32_t qpn) const noexcept;
   /// What the peer needs to connect to `qpn`.
   QpInfo local_info(uint32_t qpn) const noexcept;
   /// ibv_post_send: SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ. Copies

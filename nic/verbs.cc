@@ -143,6 +143,11 @@ ibv_qp_state RoceHost::qp_state(uint32_t qpn) const noexcept {
   return qp ? qp->state : IBV_QPS_UNKNOWN;
 }
 
+uint32_t RoceHost::expected_psn(uint32_t qpn) const noexcept {
+  const Qp* qp = find_qp(qpn);
+  return qp ? qp->epsn : 0;
+}
+
 QpInfo RoceHost::local_info(uint32_t qpn) const noexcept {
   const Qp* qp = find_qp(qpn);
   return qp ? QpInfo{qp->qpn, qp->initial_psn, ipv4_} : QpInfo{};

@@ -40,6 +40,8 @@ class BackToBack {
   void set_faults(WireFaults f) { faults_ = f; }
   /// Called with (from_side, frame, len) for every frame a node transmits.
   void set_inspector(std::function<void(int, const uint8_t*, uint32_t)> f) { inspect_ = std::move(f); }
+  /// May rewrite every frame a node transmits (e.g. set CE), after the inspector.
+  void set_mutator(std::function<void(int, uint8_t*, uint32_t)> f) { mutate_ = std::move(f); }
   /// Drops every frame for which `f(from_side, frame, len)` returns true (before faults).
   void set_filter(std::function<bool(int, const uint8_t*, uint32_t)> f) { filter_ = std::move(f); }
 
@@ -91,6 +93,7 @@ class BackToBack {
     const TimeNs ser = serialization_ns(len + 24, rate_bps_);  // + preamble, FCS, IFG
     busy_until_[s] = now_ + ser;
     if (inspect_) inspect_(s, rte_pktmbuf_mtod(m, const uint8_t*), len);
+    if (mutate_) mutate_(s, rte_pktmbuf_mtod(m, uint8_t*), len);
     if ((filter_ && filter_(s, rte_pktmbuf_mtod(m, const uint8_t*), len)) ||
         rng_.uniform() < faults_.loss) {
       rte_pktmbuf_free(m);
@@ -113,6 +116,7 @@ class BackToBack {
   WireFaults faults_;
   std::function<void(int, const uint8_t*, uint32_t)> inspect_;
   std::function<bool(int, const uint8_t*, uint32_t)> filter_;
+  std::function<void(int, uint8_t*, uint32_t)> mutate_;
   TimeNs now_ = 0;
   TimeNs busy_until_[2] = {0, 0};
   uint64_t seq_ = 0, frames_ = 0;

@@ -55,7 +55,9 @@ TEST(OpcodeTable, ExtendedHeadersMatchIbtaTable38) {
   EXPECT_EQ(op_info(kRcSendLastImm).ext_bytes, 4);
   EXPECT_EQ(op_info(kCnp).ext_bytes, 16);
   EXPECT_EQ(op_info(0x15).flags, 0u);  // reserved
-  EXPECT_EQ(op_info(0x64).flags, 0u);  // UD: not an RC opcode
+  EXPECT_EQ(op_info(0x64).ext_bytes, 8);  // UD SEND_ONLY: DETH; parsed, never served
+  EXPECT_FALSE(op_info(0x64).flags & (kOpRequest | kOpResponse));
+  EXPECT_EQ(op_info(0x2c).flags, 0u);
 }
 
 TEST(OpcodeTable, LegalityByQpState) {
@@ -163,6 +165,27 @@ TEST(NicParams, RejectsBadValuesAndUnknownKeys) {
   EXPECT_TRUE(q.ecn_capable);
   EXPECT_EQ(q.dscp_to_priority[26], 3);
   EXPECT_EQ(q.dscp_to_priority[48], 6);
+}
+
+}  // namespace
+}  // namespace rocemu::nic
+
+namespace rocemu::nic {
+namespace {
+
+TEST(NicParams, ShippedDefaultConfigParsesToTheDefaults) {
+  auto t = toml::parse_file("../../configs/nic/default.toml");
+  ConfigErrors errors;
+  ConfigReader root(t, "", errors);
+  auto r = root.table("nic");
+  ASSERT_TRUE(r.has_value());
+  const NicParams p = parse_nic_params(*r);
+  EXPECT_TRUE(errors.empty()) << errors.format("default.toml");
+  const NicParams d;
+  EXPECT_EQ(p.mtu_bytes, d.mtu_bytes);
+  EXPECT_EQ(p.timeout, d.timeout);
+  EXPECT_EQ(p.dscp_to_priority, d.dscp_to_priority);
+  EXPECT_EQ(p.max_read_jobs, d.max_read_jobs);
 }
 
 }  // namespace
