@@ -111,6 +111,15 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
     cfg.capture.file = c->string("file", cfg.capture.file);
     c->finish();
   }
+  if (auto tm = r.table("telemetry")) {
+    cfg.telemetry.interval_ns = tm->integer("interval_us", 0, 0, 3'600'000'000) * kNsPerUs;
+    tm->finish();
+  }
+  if (const auto from = t.find(cfg.job.from); from >= 0) {
+    if (auto it = cfg.testbed.placement.find(cfg.job.from); it != cfg.testbed.placement.end() && it->second != 0)
+      errors.add("testbed.placement." + cfg.job.from, std::to_string(it->second),
+                 "the job's sending host must stay on the main lcore 0 (the job runs there)");
+  }
   r.finish();
   if (!errors.empty()) throw ConfigError(errors.format(source));
   return cfg;

@@ -108,6 +108,13 @@ mtu_bytes = 1000
     EXPECT_NE(e.find(want), std::string::npos) << "missing: " << want << "\nin:\n" << e;
 }
 
+TEST(RunConfig, TheSendingHostCannotBePlacedOffTheMainLcore) {
+  const std::string e = problems_of(std::string(kTopo) + "[testbed.placement]\nh0 = 1\ns0 = 1\n");
+  EXPECT_NE(e.find("testbed.placement.h0=1: the job's sending host must stay on the main lcore 0"),
+            std::string::npos) << e;
+  EXPECT_EQ(e.find("placement.s0"), std::string::npos) << e;
+}
+
 TEST(RunConfig, MissingTopologyAndMissingFileAreReported) {
   EXPECT_NE(problems_of("[run]\nseed = 1\n").find("topology: required table [topology] is missing"),
             std::string::npos);
