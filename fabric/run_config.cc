@@ -29,7 +29,8 @@ void read_job(ConfigReader& j, const Topology& t, WriteJobParams& job) {
   j.finish();
 }
 
-PortRef parse_port_ref(ConfigReader& c, const Topology& t, const std::string& s, bool& ok) {
+// "node:port" of the topology; ok = false if the node or the port does not exist.
+PortRef parse_port_ref(const Topology& t, const std::string& s, bool& ok) {
   ok = false;
   const auto colon = s.rfind(':');
   if (colon == std::string::npos) return {};
@@ -41,7 +42,6 @@ PortRef parse_port_ref(ConfigReader& c, const Topology& t, const std::string& s,
     ok = true;
     return PortRef{static_cast<uint32_t>(n), static_cast<uint16_t>(p)};
   } catch (const std::exception&) {
-    (void)c;
     return {};
   }
 }
@@ -100,7 +100,7 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
     const auto names = c->string_array("ports", {});
     for (const auto& s : names) {
       bool ok = false;
-      const PortRef p = parse_port_ref(*c, t, s, ok);
+      const PortRef p = parse_port_ref(t, s, ok);
       if (!ok) {
         c->error("ports", "'" + s + "' is not node:port of the topology");
         continue;
