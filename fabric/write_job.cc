@@ -11,6 +11,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include <time.h>
+
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
@@ -251,6 +253,12 @@ class Telemetry {
   std::vector<std::pair<const sw::SoftSwitch*, std::unique_ptr<sw::QueueSeriesWriter>>> series_;
 };
 
+int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * kNsPerSec + ts.tv_nsec;
+}
+
 constexpr TimeNs kVirtualPollNs = kNsPerUs;
 constexpr TimeNs kRealtimePollNs = 10 * kNsPerUs;
 
@@ -271,9 +279,13 @@ JobResult run_write_job_virtual(const RunConfig& cfg, const std::string& out_dir
     });
     Telemetry tel(cfg, f, out_dir, {}, 0);
     if (tel.on()) e.every(cfg.telemetry.interval_ns, [&](TimeNs now) { tel.sample(now); });
+    const int64_t cpu0 = thread_cpu_ns();
     const TimeNs end = e.run_until(cfg.sim.until_ns);
+    r.cpu_ns = thread_cpu_ns() - cpu0;
     tel.flush();
+    const int64_t cpu_ns = r.cpu_ns;
     r = f.result("virtual", end, [&](PortRef p) -> const WireCounters& { return e.counters(p); });
+    r.cpu_ns = cpu_ns;
     r.wall_ns = e.stats().wall_ns;
     r.events = e.stats().events;
   }
@@ -304,10 +316,13 @@ JobResult run_write_job_realtime(const RunConfig& cfg, const std::string& out_di
     Telemetry tel(cfg, f, out_dir, opt.node_lcore, rte_get_main_lcore());
     if (tel.on()) e.every(cfg.telemetry.interval_ns, [&](TimeNs now) { tel.sample(now); });
     const auto wall0 = std::chrono::steady_clock::now();
+    const int64_t cpu0 = thread_cpu_ns();
     const TimeNs end = e.run_for(cfg.testbed.time_limit_ns);
+    const int64_t cpu_ns = thread_cpu_ns() - cpu0;
     tel.flush();
     r = f.result("realtime", end, [&](PortRef p) -> const WireCounters& { return e.counters(p); });
     r.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall0).count();
+    r.cpu_ns = cpu_ns;
   }
   return r;
 }
