@@ -213,6 +213,7 @@ struct PoolGuard {
     pool = rte_pktmbuf_pool_create(name.c_str(), n, 256, 0, RTE_PKTMBUF_HEADROOM + 9216,
                                    static_cast<int>(rte_socket_id()));
     if (!pool) throw std::runtime_error("mbuf pool: " + std::string(rte_strerror(rte_errno)));
+    prefault_pool(pool);
   }
   ~PoolGuard() { rte_mempool_free(pool); }
 };
