@@ -281,9 +281,10 @@ bool RoceHost::respond_read(Qp& qp, const RocePacket& p, uint32_t psn) noexcept 
     return false;
   }
   if (qp.reads.full()) {
-    // More READs outstanding than max_dest_rd_atomic allows the requester.
+    // No READ resource free. Re-executed duplicates share the ring with new requests, so a
+    // full ring is not proof the requester broke max_dest_rd_atomic: drop without a NAK
+    // (the requester's timer resends once responses have drained the ring).
     ++counters_.drops[static_cast<int>(RxDrop::kInvalidRequest)];
-    if (psn == qp.epsn) queue_nak(qp, kSynNakInvalid, psn);
     return false;
   }
   ReadJob job;

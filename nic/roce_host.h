@@ -193,7 +193,7 @@ ibv_gid ipv4_mapped_gid(uint32_t ipv4) noexcept;
 
 /// Options of connect_rc(); defaults from the host's NicParams when 0.
 struct ConnectOptions {
-  ibv_mtu path_mtu = IBV_MTU_1024;
+  ibv_mtu path_mtu = static_cast<ibv_mtu>(0);  // 0: the host's mtu_bytes
   int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
   int timeout = -1, retry_cnt = -1, rnr_retry = -1;  // -1: the host's defaults
   uint8_t max_rd_atomic = 16;

@@ -413,7 +413,7 @@ int connect_rc(RoceHost& host, uint32_t qpn, const QpInfo& peer, const ConnectOp
   if (int rc = host.modify_qp(qpn, a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS)) return rc;
   a = {};
   a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = opt.path_mtu;
+  a.path_mtu = opt.path_mtu != 0 ? opt.path_mtu : mtu_enum(p.mtu_bytes);
   a.dest_qp_num = peer.qpn;
   a.rq_psn = peer.psn;
   a.max_dest_rd_atomic = opt.max_rd_atomic;

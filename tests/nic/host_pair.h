@@ -38,7 +38,7 @@ struct HostPair {
       a.initial_psn = i == 0 ? psn0 : psn1;
       qpn[i] = host[i]->create_qp(a);
     }
-    opt.path_mtu = nic::mtu_enum(p.mtu_bytes);
+    // opt.path_mtu left 0: connect_rc takes the host's mtu_bytes (checked by the MTU tests).
     for (int i = 0; i < 2; ++i)
       EXPECT_EQ(nic::connect_rc(*host[i], qpn[i], host[1 - i]->local_info(qpn[1 - i]), opt), 0);
     wire = std::make_unique<BackToBack>(*host[0], *host[1], rate_bps, delay_ns, seed, pool);

@@ -190,3 +190,84 @@ TEST(NicParams, ShippedDefaultConfigParsesToTheDefaults) {
 
 }  // namespace
 }  // namespace rocemu::nic
+
+#include "nic/roce_host.h"
+#include "tests/support/eal_env.h"
+
+namespace rocemu::nic {
+namespace {
+
+TEST(Verbs, QpStateMachineFollowsIbtaTransitions) {
+  Topology topo;
+  topo.add_node("a", NodeKind::kHost);
+  topo.add_node("b", NodeKind::kHost);
+  topo.add_link(0, 1, 25 * kBpsPerGbps, 0);
+  NicParams p;
+  p.mtu_bytes = 4096;
+  RoceHost h(p, topo, 0, test::test_mempool(), 1);
+  const uint32_t pd = h.alloc_pd(), cq = h.create_cq(8);
+  QpInitAttr a;
+  a.pd = pd;
+  a.send_cq = a.recv_cq = cq;
+  const uint32_t qpn = h.create_qp(a);
+  ASSERT_NE(qpn, 0u);
+  EXPECT_EQ(h.qp_state(qpn), IBV_QPS_RESET);
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_RTS;
+  EXPECT_EQ(h.modify_qp(qpn, attr, IBV_QP_STATE), EINVAL);  // RESET -> RTS is illegal
+  attr.qp_state = IBV_QPS_RTR;
+  EXPECT_EQ(h.modify_qp(qpn, attr, IBV_QP_STATE), EINVAL);  // RESET -> RTR is illegal
+  attr.qp_state = IBV_QPS_INIT;
+  EXPECT_EQ(h.modify_qp(qpn, attr, IBV_QP_STATE), 0);
+  attr.qp_state = IBV_QPS_RTR;
+  EXPECT_EQ(h.modify_qp(qpn, attr, IBV_QP_STATE), EINVAL) << "RTR needs AV, dest QPN, RQ PSN, MTU";
+  ibv_sge sge{};
+  ibv_send_wr wr{};
+  wr.sg_list = &sge;
+  const ibv_send_wr* bad = nullptr;
+  EXPECT_EQ(h.post_send(qpn, &wr, &bad), EINVAL) << "no send before RTS";
+  EXPECT_EQ(bad, &wr);
+  EXPECT_EQ(h.modify_qp(qpn, attr, 0), 0) << "a modify without IBV_QP_STATE keeps INIT";
+  EXPECT_EQ(h.qp_state(qpn), IBV_QPS_INIT);
+  attr.qp_state = IBV_QPS_RESET;
+  EXPECT_EQ(h.modify_qp(qpn, attr, IBV_QP_STATE), 0);
+  EXPECT_EQ(connect_rc(h, qpn, QpInfo{0x11, 5, topo.node(1).ipv4}), 0);
+  EXPECT_EQ(h.qp_state(qpn), IBV_QPS_RTS);
+  EXPECT_EQ(h.expected_psn(qpn), 5u);
+  attr.qp_state = IBV_QPS_ERR;
+  EXPECT_EQ(h.modify_qp(qpn, attr, IBV_QP_STATE), 0);
+  EXPECT_EQ(h.qp_state(qpn), IBV_QPS_ERR);
+}
+
+TEST(Verbs, MemoryRegionKeysAccessAndBoundsAreChecked) {
+  Topology topo;
+  topo.add_node("a", NodeKind::kHost);
+  topo.add_node("b", NodeKind::kHost);
+  topo.add_link(0, 1, 25 * kBpsPerGbps, 0);
+  RoceHost h(NicParams{}, topo, 0, test::test_mempool(), 1);
+  const uint32_t pd = h.alloc_pd(), cq = h.create_cq(8);
+  std::vector<uint8_t> buf(4096);
+  EXPECT_EQ(h.reg_mr(pd + 1, buf.data(), buf.size(), 0).lkey, 0u) << "unknown PD";
+  const MrInfo mr = h.reg_mr(pd, buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
+  ASSERT_NE(mr.lkey, 0u);
+  QpInitAttr a;
+  a.pd = pd;
+  a.send_cq = a.recv_cq = cq;
+  const uint32_t qpn = h.create_qp(a);
+  ASSERT_EQ(connect_rc(h, qpn, QpInfo{0x11, 5, topo.node(1).ipv4}), 0);
+  ibv_sge sge{mr.addr + 4000, 200, mr.lkey};  // past the end
+  ibv_send_wr wr{};
+  wr.opcode = IBV_WR_SEND;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  EXPECT_EQ(h.post_send(qpn, &wr, nullptr), EINVAL);
+  sge = {mr.addr, 100, mr.lkey ^ 0x1};  // wrong key
+  EXPECT_EQ(h.post_send(qpn, &wr, nullptr), EINVAL);
+  sge = {mr.addr, 100, mr.lkey};
+  EXPECT_EQ(h.post_send(qpn, &wr, nullptr), 0);
+  EXPECT_EQ(h.dereg_mr(mr.lkey), 0);
+  EXPECT_EQ(h.post_send(qpn, &wr, nullptr), EINVAL) << "deregistered";
+}
+
+}  // namespace
+}  // namespace rocemu::nic

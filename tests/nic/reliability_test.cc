@@ -23,15 +23,27 @@ struct Op {
 };
 
 class LossyLink : public ::testing::TestWithParam<uint64_t> {};
+class LossyLinkMtu : public ::testing::TestWithParam<uint64_t> {};
 
-TEST_P(LossyLink, MixedOpsCompleteInOrderWithRightData) {
+void run_mixed_ops(uint64_t seed, uint32_t mtu);
+
+TEST_P(LossyLink, MixedOpsCompleteInOrderWithRightData) { run_mixed_ops(GetParam(), 1024); }
+
+// Seeds 1-3 again at the smallest and largest MTU: segmentation and resumed-READ offsets.
+TEST_P(LossyLinkMtu, MixedOpsCompleteAtMtu256And4096) {
+  run_mixed_ops(GetParam(), 256);
+  run_mixed_ops(GetParam(), 4096);
+}
+
+void run_mixed_ops(uint64_t seed, uint32_t mtu) {
+  SCOPED_TRACE("seed " + std::to_string(seed) + " mtu " + std::to_string(mtu));
   nic::NicParams p;
-  p.mtu_bytes = 1024;
+  p.mtu_bytes = mtu;
   nic::ConnectOptions opt;
   opt.timeout = 8;  // ~1 ms
   opt.max_rd_atomic = 4;
   // Start side 0 just below the PSN wrap so the run crosses it.
-  HostPair hp(p, 25 * kBpsPerGbps, 2000, GetParam(), opt, 0xFFFF00, 0xFFFFF0);
+  HostPair hp(p, 25 * kBpsPerGbps, 2000, seed, opt, 0xFFFF00, 0xFFFFF0);
   hp.wire->set_faults({0.01, 0.01, 0.01});
   constexpr size_t kBuf = 1 << 20;
   auto a = pattern(kBuf, 1), b = pattern(kBuf, 2);
@@ -39,7 +51,7 @@ TEST_P(LossyLink, MixedOpsCompleteInOrderWithRightData) {
   std::vector<uint8_t> recv_buf(kBuf, 0);
   const auto amr = hp.reg(0, a), bmr = hp.reg(1, b), rmr = hp.reg(1, recv_buf);
 
-  Rng rng(GetParam(), "ops");
+  Rng rng(seed, "ops");
   std::vector<Op> ops;
   std::vector<uint8_t> expect_a = a0, expect_b = b0, expect_recv(kBuf, 0);
   uint64_t recv_off = 0;
@@ -126,7 +138,7 @@ TEST_P(LossyLink, MixedOpsCompleteInOrderWithRightData) {
   const auto& c0 = hp.host[0]->counters();
   const auto& c1 = hp.host[1]->counters();
   std::printf("seed %lu: %.3f ms, sent %lu data (%lu resent), %lu timeouts, %lu NAKs, %lu dups\n",
-              static_cast<unsigned long>(GetParam()), hp.wire->now() / 1e6,
+              static_cast<unsigned long>(seed), hp.wire->now() / 1e6,
               static_cast<unsigned long>(c0.data_packets_sent),
               static_cast<unsigned long>(c0.retransmitted_packets),
               static_cast<unsigned long>(c0.timeouts), static_cast<unsigned long>(c0.naks_received),
@@ -136,11 +148,12 @@ TEST_P(LossyLink, MixedOpsCompleteInOrderWithRightData) {
   EXPECT_GT(c1.drops[static_cast<int>(nic::RxDrop::kDuplicate)], 0u);
   EXPECT_EQ(hp.host[0]->qp_state(hp.qpn[0]), IBV_QPS_RTS);
   // The PSN wrapped: side 0 started at 0xFFFF00 and sent well over 256 packets.
-  EXPECT_GT(c0.data_packets_sent, 600u);
+  EXPECT_GT(c0.data_packets_sent, 600u * 1024 / mtu);
   EXPECT_GE(sends, 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, LossyLink, ::testing::Range(uint64_t{1}, uint64_t{13}));
+INSTANTIATE_TEST_SUITE_P(Seeds, LossyLinkMtu, ::testing::Range(uint64_t{1}, uint64_t{4}));
 
 TEST(Retry, UnreachablePeerExhaustsRetriesWithRetryExcErr) {
   nic::NicParams p;

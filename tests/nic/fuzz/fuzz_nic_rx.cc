@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 2: {
       uint64_t seed = 0;
-      std::memcpy(&seed, f.data(), f.size() < 8 ? f.size() : 8);
+      if (!f.empty()) std::memcpy(&seed, f.data(), f.size() < 8 ? f.size() : 8);
       Rng r(seed);
       f = h.mutated_frame(r);
       break;
