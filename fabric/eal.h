@@ -7,6 +7,8 @@
 // arguments (after `--` on the command line) are appended and win: if they name lcores
 // (-l/-c/--lcores) or a memory mode (--no-huge/--in-memory/--file-prefix), ours are left
 // out. PCI devices, when wanted, are allowed one by one (`-a`) instead of `--no-pci`.
+// After start the SIMD limit is raised to 512 bits (unless the user set
+// --force-max-simd-bitwidth) and the fastest ICRC CRC path is selected.
 // Only fabric/ calls this.
 #pragma once
 
