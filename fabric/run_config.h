@@ -7,12 +7,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/topology.h"
 #include "fabric/realtime_engine.h"
 #include "fabric/topology_config.h"
+#include "fabric/workload/workload_params.h"
 #include "nic/dcqcn/dcqcn_params.h"
 #include "nic/nic_params.h"
 #include "switchsw/switch_params.h"
@@ -63,6 +65,9 @@ struct RunConfig {
   /// it off while keeping the table.
   bool dcqcn_enabled = false;
   dcqcn::DcqcnParams dcqcn;
+  /// [workload] (docs/workloads.md): present = the apps run the workload job
+  /// (fabric/workload_job.h) instead of [job]; [job] is then not read.
+  std::optional<workload::WorkloadParams> workload;
 };
 
 /// Reads and validates `path`. Throws ConfigError listing every problem (with lines), or
