@@ -73,7 +73,9 @@ class WorkloadFabric {
     if (cfg.dcqcn_enabled) {
       std::vector<nic::RoceHost*> hosts(n);
       for (size_t i = 0; i < n; ++i) hosts[i] = hosts_[i].get();
-      cc_ = install_dcqcn(cfg.dcqcn, t, hosts, cfg.nic_params.max_qps);
+      // RP slots are indexed by QPN offset: each host creates 2 (hosts - 1) QPs (the mesh).
+      const auto qps = static_cast<uint32_t>(std::max<size_t>(16, 2 * (wcfg.hosts.size() - 1)));
+      cc_ = install_dcqcn(cfg.dcqcn, t, hosts, qps);
     }
     uint64_t largest = 1;
     if (wcfg.cdf) largest = static_cast<uint64_t>(std::ceil(wcfg.cdf->max_bytes())) + 1;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -105,6 +106,10 @@ TEST(WorkloadJobSim, HigherLoadGivesHigherMedianSlowdown) {
   const WorkloadResult heavy = run_workload_virtual(star_workload(0.8, 3000, false), quiet());
   expect_every_flow_complete_and_above_ideal(light);
   expect_every_flow_complete_and_above_ideal(heavy);
+  std::printf("load 0.2: %zu flows, median slowdown %.3f, mean queue %.0f B; load 0.8: %zu flows, "
+              "median %.3f, mean queue %.0f B\n",
+              light.records.size(), light.summary.overall.median, light.summary.mean_queue_bytes,
+              heavy.records.size(), heavy.summary.overall.median, heavy.summary.mean_queue_bytes);
   EXPECT_GT(heavy.records.size(), 2 * light.records.size());
   EXPECT_GT(heavy.summary.overall.median, light.summary.overall.median);
   EXPECT_GT(heavy.summary.mean_queue_bytes, light.summary.mean_queue_bytes);
