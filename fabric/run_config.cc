@@ -93,6 +93,7 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
     if (cfg.dcqcn_enabled) cfg.nic_params.ecn_capable = true;  // DCQCN needs ECT(0) data
   }
   if (auto w = r.table("workload")) {
+    cfg.workload_qps_per_pair = static_cast<uint32_t>(w->integer("qps_per_pair", 1, 1, 64));
     cfg.workload = workload::parse_workload_params(*w);
     if (!t.nodes().empty())
       workload::check_against_hosts(*cfg.workload, t.hosts().size(), "workload", errors);

@@ -68,6 +68,9 @@ struct RunConfig {
   /// [workload] (docs/workloads.md): present = the apps run the workload job
   /// (fabric/workload_job.h) instead of [job]; [job] is then not read.
   std::optional<workload::WorkloadParams> workload;
+  /// [workload] qps_per_pair (read here, not by parse_workload_params): RC QPs per ordered
+  /// host pair that the workload job spreads flows over (docs/workload_runs.md).
+  uint32_t workload_qps_per_pair = 1;
 };
 
 /// Reads and validates `path`. Throws ConfigError listing every problem (with lines), or

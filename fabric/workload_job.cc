@@ -1,7 +1,11 @@
 // workload_job.cc — builds the nodes of a run (SoftSwitch per switch, RoceHost per host),
-// one RC QP per ordered host pair, and drives the workload generator from the engine's
-// periodic callbacks: post due flows, reap completions into the FctRecorder, sample switch
-// queues, print progress. Transport mapping and FCT definition: workload_job.h.
+// one RC QP per ordered host pair, and drives the workload. Each RoceHost is attached to the
+// engine through a WorkloadHostNode that forwards every Node call and, in the same call,
+// posts the host's flows whose start time has come (its next_deadline() includes the next
+// start) and reaps its completions (so a flow's finish is the engine time of the rx that
+// completed it, exact in virtual time). A periodic callback every queue_sample_ns pulls
+// flows from the generator into per-host FIFOs one lookahead ahead, samples switch queues
+// and prints progress. Transport mapping and FCT definition: workload_job.h.
 #include "fabric/workload_job.h"
 
 #include <algorithm>
@@ -45,11 +49,32 @@ workload::WorkloadConfig make_config(const RunConfig& cfg) {
   return workload::make_workload_config(p, workload::hosts_from_topology(cfg.topology.topology));
 }
 
+class WorkloadFabric;
+
+/// A RoceHost plus its part of the workload, as the engine sees it (see the file comment).
+class WorkloadHostNode final : public Node {
+ public:
+  WorkloadHostNode(WorkloadFabric& f, nic::RoceHost& host, uint32_t host_index)
+      : f_(f), host_(host), index_(host_index) {}
+  uint16_t num_ports() const noexcept override { return host_.num_ports(); }
+  void rx(uint16_t port, rte_mbuf* const* pkts, uint16_t n, TimeNs now) noexcept override;
+  rte_mbuf* tx(uint16_t port, TimeNs now) noexcept override { return host_.tx(port, now); }
+  TimeNs next_deadline() const noexcept override;
+  void on_timer(TimeNs now) noexcept override;
+
+ private:
+  WorkloadFabric& f_;
+  nic::RoceHost& host_;
+  uint32_t index_;
+};
+
 /// The nodes, the QP mesh and the job's state.
 class WorkloadFabric {
  public:
-  WorkloadFabric(const RunConfig& cfg, const workload::WorkloadConfig& wcfg, rte_mempool* pool)
-      : cfg_(cfg),
+  WorkloadFabric(const RunConfig& cfg, const workload::WorkloadConfig& wcfg, rte_mempool* pool,
+                 uint32_t qps_per_pair)
+      : lanes_(std::max<uint32_t>(1, qps_per_pair)),
+        cfg_(cfg),
         wcfg_(wcfg),
         gen_(wcfg, cfg.seed),
         rec_(wcfg.cdf ? workload::SizeBins::from_quantiles(*wcfg.cdf)
@@ -74,7 +99,7 @@ class WorkloadFabric {
       std::vector<nic::RoceHost*> hosts(n);
       for (size_t i = 0; i < n; ++i) hosts[i] = hosts_[i].get();
       // RP slots are indexed by QPN offset: each host creates 2 (hosts - 1) QPs (the mesh).
-      const auto qps = static_cast<uint32_t>(std::max<size_t>(16, 2 * (wcfg.hosts.size() - 1)));
+      const auto qps = static_cast<uint32_t>(std::max<size_t>(16, 2 * (wcfg.hosts.size() - 1) * lanes_));
       cc_ = install_dcqcn(cfg.dcqcn, t, hosts, qps);
     }
     uint64_t largest = 1;
@@ -83,24 +108,76 @@ class WorkloadFabric {
     src_buf_.assign(largest, 0x5a);
     dst_buf_.assign(largest, 0);
     connect_mesh();
+    due_.resize(wcfg.hosts.size());
+    for (size_t h = 0; h < wcfg.hosts.size(); ++h) {
+      wrappers_.push_back(std::make_unique<WorkloadHostNode>(*this, *hosts_[wcfg.hosts[h].id],
+                                                             static_cast<uint32_t>(h)));
+      nodes_[wcfg.hosts[h].id] = wrappers_.back().get();
+    }
   }
 
   Node* node(uint32_t i) const { return nodes_[i]; }
   size_t num_nodes() const { return nodes_.size(); }
   uint64_t flows_finished() const { return rec_.stats().records().size(); }
-  /// Every flow generated, posted and completed (successfully or not).
-  bool done() const { return gen_.next_deadline() == kNever && rec_.in_flight() == 0 && waiting_ == 0; }
+  /// Every flow generated, started, posted and completed (successfully or not).
+  bool done() const {
+    return gen_.next_deadline() == kNever && pulled_ == started_ && rec_.in_flight() == 0 && waiting_ == 0;
+  }
 
-  /// The periodic step: reap completions (which may release queued flows), then post every
-  /// flow whose start time has come.
-  void step(TimeNs now) {
-    reap(now);
-    workload::FlowSpec due[kDueBatch];
-    size_t got;
-    do {
-      got = gen_.due(now, due, kDueBatch);
-      for (size_t k = 0; k < got; ++k) start_flow(due[k], now);
-    } while (got == kDueBatch);
+  /// Moves every flow starting before now + lookahead_ns from the generator into its
+  /// source host's FIFO (called between node calls; the engine then re-arms host timers).
+  void pull(TimeNs now, TimeNs lookahead_ns) {
+    workload::FlowSpec f;
+    while (gen_.next_deadline() < now + lookahead_ns && gen_.next(f)) {
+      due_[static_cast<size_t>(host_index_[f.src])].push_back(f);
+      ++pulled_;
+    }
+  }
+  /// Start time of host h's next flow not yet started.
+  TimeNs next_start(uint32_t h) const noexcept { return due_[h].empty() ? kNever : due_[h].front().start_ns; }
+
+  /// Inside a node call of host h at `now`: start its due flows.
+  void start_due(uint32_t h, TimeNs now) noexcept {
+    auto& q = due_[h];
+    while (!q.empty() && q.front().start_ns <= now) {
+      start_flow(q.front());
+      q.pop_front();
+    }
+  }
+
+  /// Inside a node call of host h at `now`: record its completions; a completion frees a
+  /// slot on the pair's QP, so the pair's next waiting flow is posted.
+  void reap(uint32_t h, TimeNs now) noexcept {
+    ibv_wc wc[32];
+    nic::RoceHost& host = *hosts_[wcfg_.hosts[h].id];
+    int got;
+    while ((got = host.poll_cq(side_[h].recv_cq, 32, wc)) > 0) {
+    }
+    while ((got = host.poll_cq(side_[h].send_cq, 32, wc)) > 0) {
+      for (int k = 0; k < got; ++k) {
+        auto it = posted_flows_.find(wc[k].wr_id);
+        if (it == posted_flows_.end()) continue;
+        const Posted done = it->second;
+        posted_flows_.erase(it);
+        if (wc[k].status == IBV_WC_SUCCESS)
+          rec_.on_finish(wc[k].wr_id, now);
+        else
+          ++failed_;
+        Pair& p = pairs_[done.pair];
+        Lane& l = p.lanes[done.lane];
+        --l.outstanding;
+        l.outstanding_bytes -= done.bytes;
+        const uint32_t a = done.pair / static_cast<uint32_t>(side_.size());
+        const uint32_t b = done.pair % static_cast<uint32_t>(side_.size());
+        int lane;
+        while (!p.waiting.empty() && (lane = pick_lane(p)) >= 0) {
+          const workload::FlowSpec f = p.waiting.front();
+          p.waiting.pop_front();
+          --waiting_;
+          post(f, a, b, p, static_cast<uint32_t>(lane));
+        }
+      }
+    }
   }
 
   /// Adds every switch port's egress queue (all priorities) as one sample.
@@ -139,7 +216,7 @@ class WorkloadFabric {
     r.records = rec_.stats().records();
     std::sort(r.records.begin(), r.records.end(),
               [](const workload::FlowRecord& a, const workload::FlowRecord& b) { return a.flow.id < b.flow.id; });
-    r.flows_generated = gen_.flows_generated();
+    r.flows_generated = started_;
     r.flows_posted = posted_;
     r.flows_failed = failed_;
     r.all_finished = done() && failed_ == 0;
@@ -147,12 +224,34 @@ class WorkloadFabric {
   }
 
  private:
-  struct Pair {
+  /// One RC QP of a pair (requester side src_qpn, responder side dst_qpn).
+  struct Lane {
     uint32_t src_qpn = 0, dst_qpn = 0;
-    uint32_t outstanding = 0;
-    std::deque<workload::FlowSpec> waiting;
+    uint32_t outstanding = 0;        // posted, not completed
+    uint64_t outstanding_bytes = 0;
+  };
+  struct Pair {
+    std::vector<Lane> lanes;                 // qps_per_pair QPs
+    std::deque<workload::FlowSpec> waiting;  // started, no lane free yet (FIFO)
     workload::IdealFctParams ideal;
   };
+  struct Posted {
+    uint32_t pair = 0, lane = 0;
+    uint64_t bytes = 0;
+  };
+
+  /// The lane with the fewest outstanding bytes that can take another work request (ties:
+  /// the lowest index), or -1.
+  static int pick_lane(const Pair& p) noexcept {
+    int best = -1;
+    for (size_t i = 0; i < p.lanes.size(); ++i) {
+      const Lane& l = p.lanes[i];
+      if (l.outstanding >= kMaxOutstandingPerQp) continue;
+      if (best < 0 || l.outstanding_bytes < p.lanes[static_cast<size_t>(best)].outstanding_bytes)
+        best = static_cast<int>(i);
+    }
+    return best;
+  }
   struct HostSide {
     uint32_t pd = 0, send_cq = 0, recv_cq = 0;
     nic::MrInfo src, dst;
@@ -183,6 +282,7 @@ class WorkloadFabric {
       for (size_t b = 0; b < hn; ++b) {
         if (a == b) continue;
         Pair& p = pairs_[pair_index(static_cast<uint32_t>(a), static_cast<uint32_t>(b))];
+        p.lanes.resize(lanes_);
         nic::RoceHost& ha = *hosts_[wcfg_.hosts[a].id];
         nic::RoceHost& hb = *hosts_[wcfg_.hosts[b].id];
         nic::QpInitAttr qa;
@@ -194,36 +294,41 @@ class WorkloadFabric {
         qb.pd = side_[b].pd;
         qb.send_cq = side_[b].send_cq;
         qb.recv_cq = side_[b].recv_cq;
-        p.src_qpn = ha.create_qp(qa);
-        p.dst_qpn = hb.create_qp(qb);
-        if (p.src_qpn == 0 || p.dst_qpn == 0)
-          throw std::runtime_error("workload job: create_qp failed (one QP per ordered host pair needs " +
-                                   std::to_string(2 * (hn - 1)) + " QPs per host; [nic] max_qps = " +
-                                   std::to_string(cfg_.nic_params.max_qps) + ")");
-        if (nic::connect_rc(ha, p.src_qpn, hb.local_info(p.dst_qpn), opt) != 0 ||
-            nic::connect_rc(hb, p.dst_qpn, ha.local_info(p.src_qpn), opt) != 0)
-          throw std::runtime_error("workload job: connecting an RC QP failed");
+        for (Lane& l : p.lanes) {
+          l.src_qpn = ha.create_qp(qa);
+          l.dst_qpn = hb.create_qp(qb);
+          if (l.src_qpn == 0 || l.dst_qpn == 0)
+            throw std::runtime_error("workload job: create_qp failed (" + std::to_string(lanes_) +
+                                     " QPs per ordered host pair need " +
+                                     std::to_string(2 * (hn - 1) * lanes_) + " QPs per host; [nic] max_qps = " +
+                                     std::to_string(cfg_.nic_params.max_qps) + ")");
+          if (nic::connect_rc(ha, l.src_qpn, hb.local_info(l.dst_qpn), opt) != 0 ||
+              nic::connect_rc(hb, l.dst_qpn, ha.local_info(l.src_qpn), opt) != 0)
+            throw std::runtime_error("workload job: connecting an RC QP failed");
+        }
         p.ideal = workload::ideal_fct_params(t, wcfg_.hosts[a].id, wcfg_.hosts[b].id,
                                              cfg_.nic_params.mtu_bytes);
       }
     }
   }
 
-  void start_flow(const workload::FlowSpec& f, TimeNs now) {
+  void start_flow(const workload::FlowSpec& f) noexcept {
     const uint32_t a = static_cast<uint32_t>(host_index_[f.src]);
     const uint32_t b = static_cast<uint32_t>(host_index_[f.dst]);
     Pair& p = pairs_[pair_index(a, b)];
     rec_.on_start(f, workload::ideal_fct_ns(f.size_bytes, f.op, p.ideal));
-    if (p.outstanding < kMaxOutstandingPerQp && p.waiting.empty()) {
-      post(f, a, b, p);
+    const int lane = p.waiting.empty() ? pick_lane(p) : -1;
+    if (lane >= 0) {
+      post(f, a, b, p, static_cast<uint32_t>(lane));
     } else {
       p.waiting.push_back(f);
       ++waiting_;
     }
-    (void)now;
+    ++started_;
   }
 
-  void post(const workload::FlowSpec& f, uint32_t a, uint32_t b, Pair& p) {
+  void post(const workload::FlowSpec& f, uint32_t a, uint32_t b, Pair& p, uint32_t lane) noexcept {
+    Lane& l = p.lanes[lane];
     nic::RoceHost& ha = *hosts_[wcfg_.hosts[a].id];
     const auto len = static_cast<uint32_t>(f.size_bytes);
     if (f.op == workload::FlowOp::kSend) {
@@ -234,7 +339,7 @@ class WorkloadFabric {
       rwr.sg_list = &rsge;
       rwr.num_sge = 1;
       const ibv_recv_wr* rbad = nullptr;
-      if (hb.post_recv(p.dst_qpn, &rwr, &rbad) != 0) {
+      if (hb.post_recv(l.dst_qpn, &rwr, &rbad) != 0) {
         ++failed_;
         return;
       }
@@ -249,47 +354,17 @@ class WorkloadFabric {
     wr.wr.rdma.remote_addr = side_[b].dst.addr;
     wr.wr.rdma.rkey = side_[b].dst.rkey;
     const ibv_send_wr* bad = nullptr;
-    if (ha.post_send(p.src_qpn, &wr, &bad) != 0) {
+    if (ha.post_send(l.src_qpn, &wr, &bad) != 0) {
       ++failed_;  // stays in flight in the recorder: reported as unfinished
       return;
     }
-    ++p.outstanding;
+    ++l.outstanding;
+    l.outstanding_bytes += f.size_bytes;
     ++posted_;
-    flow_pair_.emplace(f.id, static_cast<uint32_t>(pair_index(a, b)));
+    posted_flows_.emplace(f.id, Posted{static_cast<uint32_t>(pair_index(a, b)), lane, f.size_bytes});
   }
 
-  void reap(TimeNs now) {
-    ibv_wc wc[32];
-    for (size_t h = 0; h < side_.size(); ++h) {
-      nic::RoceHost& host = *hosts_[wcfg_.hosts[h].id];
-      int got;
-      while ((got = host.poll_cq(side_[h].recv_cq, 32, wc)) > 0) {
-      }
-      while ((got = host.poll_cq(side_[h].send_cq, 32, wc)) > 0) {
-        for (int k = 0; k < got; ++k) {
-          auto it = flow_pair_.find(wc[k].wr_id);
-          if (it == flow_pair_.end()) continue;
-          const uint32_t pi = it->second;
-          flow_pair_.erase(it);
-          if (wc[k].status == IBV_WC_SUCCESS)
-            rec_.on_finish(wc[k].wr_id, now);
-          else
-            ++failed_;
-          Pair& p = pairs_[pi];
-          --p.outstanding;
-          const uint32_t a = pi / static_cast<uint32_t>(side_.size());
-          const uint32_t b = pi % static_cast<uint32_t>(side_.size());
-          while (p.outstanding < kMaxOutstandingPerQp && !p.waiting.empty()) {
-            const workload::FlowSpec f = p.waiting.front();
-            p.waiting.pop_front();
-            --waiting_;
-            post(f, a, b, p);
-          }
-        }
-      }
-    }
-  }
-
+  uint32_t lanes_;  // QPs per ordered host pair
   const RunConfig& cfg_;
   const workload::WorkloadConfig& wcfg_;
   workload::WorkloadGenerator gen_;
@@ -301,10 +376,27 @@ class WorkloadFabric {
   std::vector<int32_t> host_index_;  // topology node -> index in wcfg_.hosts, -1 for switches
   std::vector<HostSide> side_;
   std::vector<Pair> pairs_;          // [src host index * hosts + dst host index]
-  std::unordered_map<uint64_t, uint32_t> flow_pair_;  // posted flow id -> pair
+  std::unordered_map<uint64_t, Posted> posted_flows_;  // by flow id
   std::vector<uint8_t> src_buf_, dst_buf_;
-  uint64_t posted_ = 0, failed_ = 0, waiting_ = 0;
+  std::vector<std::unique_ptr<WorkloadHostNode>> wrappers_;  // the engine's host nodes
+  std::vector<std::deque<workload::FlowSpec>> due_;  // per host: pulled, not yet started
+  uint64_t pulled_ = 0, started_ = 0, posted_ = 0, failed_ = 0, waiting_ = 0;
 };
+
+void WorkloadHostNode::rx(uint16_t port, rte_mbuf* const* pkts, uint16_t n, TimeNs now) noexcept {
+  host_.rx(port, pkts, n, now);
+  f_.reap(index_, now);
+}
+
+TimeNs WorkloadHostNode::next_deadline() const noexcept {
+  return std::min(host_.next_deadline(), f_.next_start(index_));
+}
+
+void WorkloadHostNode::on_timer(TimeNs now) noexcept {
+  f_.start_due(index_, now);
+  host_.on_timer(now);
+  f_.reap(index_, now);
+}
 
 /// A run-private mbuf pool (freed when the run ends, after its nodes).
 struct PoolGuard {
@@ -348,16 +440,14 @@ WorkloadResult run_workload_virtual(const RunConfig& cfg, const WorkloadRunOptio
   WorkloadResult r;
   {
     VirtualEngine e(cfg.topology.topology, cfg.topology.links, cfg.seed);
-    WorkloadFabric f(cfg, wcfg, pool.pool);
+    WorkloadFabric f(cfg, wcfg, pool.pool, cfg.workload_qps_per_pair);
     ProgressPrinter progress(wcfg.params, cfg.sim.until_ns, opt);
     for (uint32_t i = 0; i < f.num_nodes(); ++i) e.attach(i, f.node(i));
-    e.every(opt.poll_ns, [&](TimeNs now) {
-      f.step(now);
-      if (f.done()) e.stop();
-    });
     e.every(opt.queue_sample_ns, [&](TimeNs now) {
+      f.pull(now, 2 * opt.queue_sample_ns);
       f.sample_queues(now);
       progress.update(now, f.flows_finished());
+      if (f.done()) e.stop();
     });
     const TimeNs end = e.run_until(cfg.sim.until_ns);
     r = f.result("virtual", end);
@@ -381,16 +471,14 @@ WorkloadResult run_workload_realtime(const RunConfig& cfg, const WorkloadRunOpti
   RealtimeEngine e(t, cfg.topology.links, ro);
   WorkloadResult r;
   {
-    WorkloadFabric f(cfg, wcfg, e.pool());
+    WorkloadFabric f(cfg, wcfg, e.pool(), cfg.workload_qps_per_pair);
     ProgressPrinter progress(wcfg.params, cfg.testbed.time_limit_ns, opt);
     for (uint32_t i = 0; i < f.num_nodes(); ++i) e.attach(i, f.node(i));
-    e.every(opt.realtime_poll_ns, [&](TimeNs now) {
-      f.step(now);
-      if (f.done()) e.stop();
-    });
     e.every(opt.queue_sample_ns, [&](TimeNs now) {
+      f.pull(now, 2 * opt.queue_sample_ns);
       f.sample_queues(now);
       progress.update(now, f.flows_finished());
+      if (f.done()) e.stop();
     });
     const auto wall0 = std::chrono::steady_clock::now();
     const TimeNs end = e.run_for(cfg.testbed.time_limit_ns);

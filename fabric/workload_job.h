@@ -8,9 +8,9 @@
 // run in start order: at most kMaxOutstandingPerQp work requests are posted per QP, the rest
 // wait in a per-pair FIFO. Every host registers one source region and one sink region, both
 // the largest flow's size; all hosts share the same two buffers (the payload is not
-// verified, only timed). FCT = the engine time the requester's completion was polled minus
-// the flow's start time from the generator (a flow is posted at the first poll at or after
-// its start, so posting delay counts towards its FCT).
+// verified, only timed). A flow is posted in the source host's node call at its start time
+// (the host's next_deadline() includes it); FCT = the engine time of the node call that
+// produced the requester's completion minus the flow's start time (exact in virtual time).
 //
 // Result files hold engine-time values only, so two virtual-time runs with one seed write
 // byte-identical files; wall time and events per second go to stdout. Units: ns, bytes, bps.
@@ -28,9 +28,7 @@ namespace rocemu::fabric {
 
 /// How the job drives the engine (not from TOML: engine-level knobs with fixed defaults).
 struct WorkloadRunOptions {
-  TimeNs poll_ns = 100;                     // virtual engine: post due flows, reap completions
-  TimeNs realtime_poll_ns = kNsPerUs;       // the same in the real-time engine
-  TimeNs queue_sample_ns = 10 * kNsPerUs;   // every switch port's egress queue sampled
+  TimeNs queue_sample_ns = 10 * kNsPerUs;   // switch queues sampled; flows pulled 2x ahead
   TimeNs progress_interval_ns = 5 * kNsPerSec;  // wall time between progress lines
   std::FILE* progress_out = stderr;         // nullptr: no progress lines
 };

@@ -22,8 +22,9 @@ void BM_Clos24EpisodeFbHdp60Incast16(benchmark::State& state) {
     return true;
   }();
   (void)eal;
-  const fabric::RunConfig cfg = fabric::load_run_config(
+  fabric::RunConfig cfg = fabric::load_run_config(
       std::string(ROCEMU_SOURCE_ROOT) + "/configs/workloads/clos24_fbhdp_incast.toml");
+  cfg.workload_qps_per_pair = static_cast<uint32_t>(state.range(0));
   fabric::WorkloadRunOptions opt;
   opt.progress_out = nullptr;
   double events = 0, wall_s = 0, finished = 0, unfinished = 0, median = 0, p99 = 0;
@@ -44,7 +45,8 @@ void BM_Clos24EpisodeFbHdp60Incast16(benchmark::State& state) {
   state.counters["slowdown_median"] = median;
   state.counters["slowdown_p99"] = p99;
 }
-BENCHMARK(BM_Clos24EpisodeFbHdp60Incast16)->Unit(benchmark::kSecond)->Iterations(2)->UseRealTime();
+BENCHMARK(BM_Clos24EpisodeFbHdp60Incast16)->ArgName("qps_per_pair")->Arg(1)->Arg(4)
+    ->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 
 }  // namespace
 

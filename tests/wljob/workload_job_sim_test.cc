@@ -4,12 +4,14 @@
 // byte-identical result files, and a heavier load gives a higher median slowdown.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "fabric/eal.h"
 #include "fabric/workload_job.h"
@@ -30,13 +32,14 @@ void start_eal() {
 }
 
 /// 8 hosts on one switch; FbHdp flows for `duration_us`, optional 4:1 incast.
-RunConfig star_workload(double load, int duration_us, bool incast, const char* op = "write") {
+RunConfig star_workload(double load, int duration_us, bool incast, const char* op = "write",
+                        int qps_per_pair = 1) {
   start_eal();
   std::ostringstream t;
   t << "[run]\nseed = 7\n"
     << "[topology]\nkind = \"star\"\nhosts = 8\nrate_gbps = 25\ndelay_ns = 1000\n"
     << "[workload]\ncdf_file = \"" << ROCEMU_SOURCE_ROOT << "/configs/workloads/FbHdp_distribution.txt\"\n"
-    << "load = " << load << "\nduration_us = " << duration_us << "\nop = \"" << op << "\"\n";
+    << "load = " << load << "\nduration_us = " << duration_us << "\nop = \"" << op << "\"\nqps_per_pair = " << qps_per_pair << "\n";
   if (incast)
     t << "[workload.incast]\nsenders = 4\nsize_bytes = 32768\nperiod_us = 500\nreceiver = 0\n";
   t << "[sim]\nuntil_us = 200000\n";
@@ -113,6 +116,25 @@ TEST(WorkloadJobSim, HigherLoadGivesHigherMedianSlowdown) {
   EXPECT_GT(heavy.records.size(), 2 * light.records.size());
   EXPECT_GT(heavy.summary.overall.median, light.summary.overall.median);
   EXPECT_GT(heavy.summary.mean_queue_bytes, light.summary.mean_queue_bytes);
+}
+
+TEST(WorkloadJobSim, MoreQpsPerPairCutTheTailOfSmallFlowsBehindLargeOnes) {
+  // With one QP per pair a small flow waits behind every earlier flow of its pair (RC
+  // executes work requests in order); spread over 4 QPs it mostly finds an idle one.
+  auto small_p99 = [](const WorkloadResult& r) {
+    std::vector<double> v;
+    for (const auto& rec : r.records)
+      if (rec.flow.size_bytes <= 1000) v.push_back(rec.slowdown());
+    std::sort(v.begin(), v.end());
+    return workload::percentile_sorted(v, 99);
+  };
+  const WorkloadResult one = run_workload_virtual(star_workload(0.8, 3000, false, "write", 1), quiet());
+  const WorkloadResult four = run_workload_virtual(star_workload(0.8, 3000, false, "write", 4), quiet());
+  expect_every_flow_complete_and_above_ideal(four);
+  ASSERT_EQ(one.records.size(), four.records.size());  // same flows, other QPs
+  std::printf("small flows p99 slowdown: 1 QP per pair %.2f, 4 QPs per pair %.2f\n", small_p99(one),
+              small_p99(four));
+  EXPECT_LT(small_p99(four), 0.5 * small_p99(one));
 }
 
 }  // namespace rocemu::fabric
