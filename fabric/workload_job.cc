@@ -126,9 +126,15 @@ class WorkloadFabric {
 
   /// Moves every flow starting before now + lookahead_ns from the generator into its
   /// source host's FIFO (called between node calls; the engine then re-arms host timers).
+  /// The first call fixes the workload's time origin at `now` (0 in virtual time; in real
+  /// time the engine clock has run while the fabric was built), and every flow's start_ns
+  /// is shifted by it.
   void pull(TimeNs now, TimeNs lookahead_ns) {
+    if (origin_ns_ < 0) origin_ns_ = now;
     workload::FlowSpec f;
-    while (gen_.next_deadline() < now + lookahead_ns && gen_.next(f)) {
+    while (gen_.next_deadline() != kNever && gen_.next_deadline() + origin_ns_ < now + lookahead_ns &&
+           gen_.next(f)) {
+      f.start_ns += origin_ns_;
       due_[static_cast<size_t>(host_index_[f.src])].push_back(f);
       ++pulled_;
     }
@@ -380,6 +386,7 @@ class WorkloadFabric {
   std::vector<uint8_t> src_buf_, dst_buf_;
   std::vector<std::unique_ptr<WorkloadHostNode>> wrappers_;  // the engine's host nodes
   std::vector<std::deque<workload::FlowSpec>> due_;  // per host: pulled, not yet started
+  TimeNs origin_ns_ = -1;  // engine time of workload time 0 (set by the first pull)
   uint64_t pulled_ = 0, started_ = 0, posted_ = 0, failed_ = 0, waiting_ = 0;
 };
 

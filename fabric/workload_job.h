@@ -11,6 +11,8 @@
 // verified, only timed). A flow is posted in the source host's node call at its start time
 // (the host's next_deadline() includes it); FCT = the engine time of the node call that
 // produced the requester's completion minus the flow's start time (exact in virtual time).
+// In real time the workload's time 0 is the engine time at which the run starts, and the
+// records' start/finish times are engine times (shifted by that origin).
 //
 // Result files hold engine-time values only, so two virtual-time runs with one seed write
 // byte-identical files; wall time and events per second go to stdout. Units: ns, bytes, bps.
