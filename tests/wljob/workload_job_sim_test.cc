@@ -118,6 +118,28 @@ TEST(WorkloadJobSim, HigherLoadGivesHigherMedianSlowdown) {
   EXPECT_GT(heavy.summary.mean_queue_bytes, light.summary.mean_queue_bytes);
 }
 
+TEST(WorkloadJobSim, RunConfigReportsWorkloadProblemsAgainstTheTopologyAtOnce) {
+  const std::string text =
+      "[topology]\nkind = \"star\"\nhosts = 4\n"
+      "[workload]\nload = 0\nduration_us = 100\nqps_per_pair = 0\n"
+      "[workload.incast]\nsenders = 4\nsize_bytes = 1000\nperiod_us = 10\n";
+  try {
+    (void)parse_run_config(toml::parse(text), "bad.toml");
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("workload.qps_per_pair=0"), std::string::npos) << m;
+    EXPECT_NE(m.find("workload.incast.senders=4"), std::string::npos) << m;
+  }
+  // Without [job], a [workload] run does not need hosts named h0/h1 to be checked as a job.
+  const RunConfig ok = parse_run_config(
+      toml::parse("[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nload = 0\nduration_us = 100\n"
+                  "[workload.incast]\nsenders = 3\nsize_bytes = 1000\nperiod_us = 10\n"),
+      "ok.toml");
+  ASSERT_TRUE(ok.workload.has_value());
+  EXPECT_EQ(ok.workload_qps_per_pair, 1u);
+}
+
 TEST(WorkloadJobSim, MoreQpsPerPairCutTheTailOfSmallFlowsBehindLargeOnes) {
   // With one QP per pair a small flow waits behind every earlier flow of its pair (RC
   // executes work requests in order); spread over 4 QPs it mostly finds an idle one.
