@@ -114,7 +114,9 @@ std::string engine_help(EngineKind kind, const std::string& p) {
   }
   s += "arguments:\n"
        "  CONFIG.toml          the run: [run] [topology] [switch] [nic] [job] [sim] [testbed]\n"
-       "                       [capture] (docs/config.md)\n"
+       "                       [capture] (docs/config.md); with [workload] it runs flows from a\n"
+       "                       size CDF instead of [job] and writes flows.csv, bins.csv and\n"
+       "                       metrics.csv (docs/workload_runs.md)\n"
        "  --seed N             run seed (overrides [run].seed; default 1): seeds switches, NICs,\n"
        "                       link impairments and the job's data pattern\n"
        "  --out DIR            directory for summary.json, summary.csv and captures (default out)\n"

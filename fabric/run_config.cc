@@ -92,9 +92,15 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
     read_dcqcn(*d, source, cfg);
     if (cfg.dcqcn_enabled) cfg.nic_params.ecn_capable = true;  // DCQCN needs ECT(0) data
   }
+  if (auto w = r.table("workload")) {
+    cfg.workload_qps_per_pair = static_cast<uint32_t>(w->integer("qps_per_pair", 1, 1, 64));
+    cfg.workload = workload::parse_workload_params(*w);
+    if (!t.nodes().empty())
+      workload::check_against_hosts(*cfg.workload, t.hosts().size(), "workload", errors);
+  }
   if (auto j = r.table("job")) {
     read_job(*j, t, cfg.job);
-  } else if (!t.nodes().empty()) {
+  } else if (!t.nodes().empty() && !cfg.workload) {
     // Defaults name h0 and h1: check them like explicit values.
     toml::table empty;
     ConfigReader j2(empty, "job", errors);

@@ -7,12 +7,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/topology.h"
 #include "fabric/realtime_engine.h"
 #include "fabric/topology_config.h"
+#include "fabric/workload/workload_params.h"
 #include "nic/dcqcn/dcqcn_params.h"
 #include "nic/nic_params.h"
 #include "switchsw/switch_params.h"
@@ -70,6 +72,12 @@ struct RunConfig {
   bool dcqcn_enabled = false;
   dcqcn::DcqcnParams dcqcn;
   TelemetryParams telemetry;
+  /// [workload] (docs/workloads.md): present = the apps run the workload job
+  /// (fabric/workload_job.h) instead of [job]; [job] is then not read.
+  std::optional<workload::WorkloadParams> workload;
+  /// [workload] qps_per_pair (read here, not by parse_workload_params): RC QPs per ordered
+  /// host pair that the workload job spreads flows over (docs/workload_runs.md).
+  uint32_t workload_qps_per_pair = 1;
 };
 
 /// Reads and validates `path`. Throws ConfigError listing every problem (with lines), or

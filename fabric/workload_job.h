@@ -1,0 +1,70 @@
+// workload_job.h — the workload job: a [workload] table (docs/workloads.md) run through the
+// fabric's real switch and NIC nodes in either engine, with per-flow FCT records and a
+// summary (docs/workload_runs.md).
+//
+// Transport mapping: one RC QP per ordered host pair (src -> dst), created and connected
+// before time 0; each flow is one RDMA WRITE (or one SEND, with a matching receive posted
+// at the destination at the same instant) of its size on the pair's QP. Flows of one pair
+// run in start order: at most kMaxOutstandingPerQp work requests are posted per QP, the rest
+// wait in a per-pair FIFO. Every host registers one source region and one sink region, both
+// the largest flow's size; all hosts share the same two buffers (the payload is not
+// verified, only timed). A flow is posted in the source host's node call at its start time
+// (the host's next_deadline() includes it); FCT = the engine time of the node call that
+// produced the requester's completion minus the flow's start time (exact in virtual time).
+// In real time the workload's time 0 is the engine time at which the run starts, and the
+// records' start/finish times are engine times (shifted by that origin).
+//
+// Result files hold engine-time values only, so two virtual-time runs with one seed write
+// byte-identical files; wall time and events per second go to stdout. Units: ns, bytes, bps.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "fabric/run_config.h"
+#include "fabric/workload/fct.h"
+
+namespace rocemu::fabric {
+
+/// How the job drives the engine (not from TOML: engine-level knobs with fixed defaults).
+struct WorkloadRunOptions {
+  TimeNs queue_sample_ns = 10 * kNsPerUs;   // switch queues sampled; flows pulled 2x ahead
+  TimeNs progress_interval_ns = 5 * kNsPerSec;  // wall time between progress lines
+  std::FILE* progress_out = stderr;         // nullptr: no progress lines
+};
+
+struct WorkloadResult {
+  std::string engine;  // "virtual" or "realtime"
+  uint64_t seed = 0;
+  workload::FctSummary summary;
+  std::vector<workload::FlowRecord> records;  // finished flows, by flow id
+  uint64_t flows_generated = 0;  // taken from the generator (start time reached)
+  uint64_t flows_posted = 0;     // handed to the NIC
+  uint64_t flows_failed = 0;     // completed with an error status
+  bool all_finished = false;     // the generator is exhausted and every flow completed OK
+  TimeNs end_ns = 0;             // engine time when the run ended
+  uint64_t retransmitted_packets = 0, timeouts = 0;
+  uint64_t switch_drops = 0, ecn_marked_packets = 0;
+  // Not written to result files (not reproducible):
+  int64_t wall_ns = 0;
+  uint64_t events = 0;  // virtual engine events
+};
+
+/// Runs cfg.workload (must be set) in virtual time until every flow is done or
+/// cfg.sim.until_ns. EAL must be running (mbufs). Throws ConfigError for a bad CDF or a
+/// workload that does not fit the topology, std::runtime_error on setup failures.
+WorkloadResult run_workload_virtual(const RunConfig& cfg, const WorkloadRunOptions& opt = {});
+/// The same on the real-time DPDK engine, until done or cfg.testbed.time_limit_ns.
+WorkloadResult run_workload_realtime(const RunConfig& cfg, const WorkloadRunOptions& opt = {});
+
+/// Writes flows.csv, bins.csv, metrics.csv (docs/workload_runs.md) into `dir` (created).
+/// Throws std::runtime_error.
+void write_workload_files(const WorkloadResult& r, const std::string& dir);
+/// metrics.csv text: the FctSummary metrics, then the job's counters.
+std::string workload_metrics_csv(const WorkloadResult& r);
+/// Human summary for stdout (includes wall time and events per second).
+std::string workload_text(const WorkloadResult& r);
+
+}  // namespace rocemu::fabric

@@ -1,0 +1,77 @@
+// workload_results.cc — result files and stdout text of the workload job (workload_job.h).
+// flows.csv, bins.csv and metrics.csv hold engine-time values only, with fixed formatting
+// (fabric/workload/fct.h), so virtual-time runs with one seed write byte-identical files.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "fabric/workload_job.h"
+
+namespace rocemu::fabric {
+
+std::string workload_metrics_csv(const WorkloadResult& r) {
+  std::ostringstream os;
+  workload::write_metrics_csv(os, r.summary);
+  os << "engine," << r.engine << '\n'
+     << "seed," << r.seed << '\n'
+     << "flows_generated," << r.flows_generated << '\n'
+     << "flows_posted," << r.flows_posted << '\n'
+     << "flows_failed," << r.flows_failed << '\n'
+     << "all_finished," << (r.all_finished ? "true" : "false") << '\n'
+     << "end_ns," << r.end_ns << '\n'
+     << "retransmitted_packets," << r.retransmitted_packets << '\n'
+     << "timeouts," << r.timeouts << '\n'
+     << "switch_drops," << r.switch_drops << '\n'
+     << "ecn_marked_packets," << r.ecn_marked_packets << '\n';
+  return os.str();
+}
+
+void write_workload_files(const WorkloadResult& r, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("--out " + dir + ": " + ec.message());
+  std::ostringstream flows, bins;
+  workload::write_flows_csv(flows, r.records);
+  workload::write_bins_csv(bins, r.summary);
+  for (const auto& [name, text] : {std::pair{"flows.csv", flows.str()}, std::pair{"bins.csv", bins.str()},
+                                   std::pair{"metrics.csv", workload_metrics_csv(r)}}) {
+    const auto path = std::filesystem::path(dir) / name;
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f << text;
+    if (!f) throw std::runtime_error("cannot write " + path.string());
+  }
+}
+
+std::string workload_text(const WorkloadResult& r) {
+  char line[256];
+  std::string s = "job: workload (" + std::string(r.engine == "virtual" ? "virtual" : "real") + " time)\n";
+  std::snprintf(line, sizeof line,
+                "  flows generated %llu, posted %llu, failed %llu; all finished: %s; engine time %.3f ms\n",
+                static_cast<unsigned long long>(r.flows_generated),
+                static_cast<unsigned long long>(r.flows_posted),
+                static_cast<unsigned long long>(r.flows_failed), r.all_finished ? "yes" : "NO",
+                static_cast<double>(r.end_ns) / 1e6);
+  s += line;
+  std::snprintf(line, sizeof line,
+                "  retransmitted packets %llu, timeouts %llu, switch drops %llu, ECN-marked %llu\n",
+                static_cast<unsigned long long>(r.retransmitted_packets),
+                static_cast<unsigned long long>(r.timeouts),
+                static_cast<unsigned long long>(r.switch_drops),
+                static_cast<unsigned long long>(r.ecn_marked_packets));
+  s += line;
+  std::snprintf(line, sizeof line, "  wall time %.3f s", static_cast<double>(r.wall_ns) / 1e9);
+  s += line;
+  if (r.events > 0) {
+    std::snprintf(line, sizeof line, "   events %llu (%.2f M events/s)",
+                  static_cast<unsigned long long>(r.events),
+                  r.wall_ns > 0 ? static_cast<double>(r.events) * 1e3 / static_cast<double>(r.wall_ns) : 0.0);
+    s += line;
+  }
+  s += "\n";
+  s += workload::format_summary(r.summary);
+  return s;
+}
+
+}  // namespace rocemu::fabric

@@ -1,0 +1,162 @@
+// The workload job (fabric/workload_job.h) in virtual time on an 8-host star (25 Gbps,
+// 1 us links) with FbHdp flow sizes (configs/workloads/FbHdp_distribution.txt, HPCC): every
+// flow completes, each FCT is at least its ideal (docs/workloads.md), one seed replays
+// byte-identical result files, and a heavier load gives a higher median slowdown.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fabric/eal.h"
+#include "fabric/workload_job.h"
+
+namespace rocemu::fabric {
+
+namespace {
+
+void start_eal() {
+  static const bool eal = [] {
+    EalOptions o;
+    o.program = "rocemu-wljob-sim-test";
+    o.user_args = {"--log-level", "lib.eal:error"};
+    eal_start(o);
+    return true;
+  }();
+  (void)eal;
+}
+
+/// 8 hosts on one switch; FbHdp flows for `duration_us`, optional 4:1 incast.
+RunConfig star_workload(double load, int duration_us, bool incast, const char* op = "write",
+                        int qps_per_pair = 1) {
+  start_eal();
+  std::ostringstream t;
+  t << "[run]\nseed = 7\n"
+    << "[topology]\nkind = \"star\"\nhosts = 8\nrate_gbps = 25\ndelay_ns = 1000\n"
+    << "[workload]\ncdf_file = \"" << ROCEMU_SOURCE_ROOT << "/configs/workloads/FbHdp_distribution.txt\"\n"
+    << "load = " << load << "\nduration_us = " << duration_us << "\nop = \"" << op << "\"\nqps_per_pair = " << qps_per_pair << "\n";
+  if (incast)
+    t << "[workload.incast]\nsenders = 4\nsize_bytes = 32768\nperiod_us = 500\nreceiver = 0\n";
+  t << "[sim]\nuntil_us = 200000\n";
+  return parse_run_config(toml::parse(t.str()), "wljob-test");
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+WorkloadRunOptions quiet() {
+  WorkloadRunOptions o;
+  o.progress_out = nullptr;
+  return o;
+}
+
+void expect_every_flow_complete_and_above_ideal(const WorkloadResult& r) {
+  ASSERT_TRUE(r.all_finished);
+  EXPECT_EQ(r.flows_failed, 0u);
+  EXPECT_EQ(r.summary.flows_unfinished, 0u);
+  ASSERT_GT(r.records.size(), 50u);
+  EXPECT_EQ(r.records.size(), r.flows_generated);
+  EXPECT_EQ(r.flows_posted, r.flows_generated);
+  for (const auto& rec : r.records) {
+    ASSERT_GT(rec.ideal_ns, 0) << "flow " << rec.flow.id;
+    EXPECT_GE(rec.fct_ns(), rec.ideal_ns) << "flow " << rec.flow.id << " size " << rec.flow.size_bytes;
+    EXPECT_GE(rec.slowdown(), 1.0);
+  }
+  EXPECT_GE(r.summary.overall.median, 1.0);
+  EXPECT_GT(r.summary.queue_samples, 0u);
+  EXPECT_EQ(r.switch_drops, 0u);  // lossless class with PFC
+}
+
+}  // namespace
+
+TEST(WorkloadJobSim, EveryFlowCompletesNoFasterThanItsIdealFct) {
+  const WorkloadResult r = run_workload_virtual(star_workload(0.5, 2000, true), quiet());
+  expect_every_flow_complete_and_above_ideal(r);
+  uint64_t incast = 0;
+  for (const auto& rec : r.records) incast += rec.flow.incast != workload::kNotIncast;
+  EXPECT_EQ(incast, 4u * 4u);  // events at 0, 500, 1000, 1500 us
+}
+
+TEST(WorkloadJobSim, SendFlowsCompleteLikeWrites) {
+  const WorkloadResult r = run_workload_virtual(star_workload(0.3, 1000, false, "send"), quiet());
+  expect_every_flow_complete_and_above_ideal(r);
+}
+
+TEST(WorkloadJobSim, OneSeedWritesByteIdenticalResultFiles) {
+  const RunConfig cfg = star_workload(0.5, 1000, true);
+  const auto dir = std::filesystem::temp_directory_path() / ("rocemu_wljob_" + std::to_string(::getpid()));
+  write_workload_files(run_workload_virtual(cfg, quiet()), (dir / "a").string());
+  write_workload_files(run_workload_virtual(cfg, quiet()), (dir / "b").string());
+  for (const char* f : {"flows.csv", "bins.csv", "metrics.csv"}) {
+    const std::string a = slurp(dir / "a" / f);
+    EXPECT_GT(a.size(), 100u) << f;
+    EXPECT_EQ(a, slurp(dir / "b" / f)) << f;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(WorkloadJobSim, HigherLoadGivesHigherMedianSlowdown) {
+  const WorkloadResult light = run_workload_virtual(star_workload(0.2, 3000, false), quiet());
+  const WorkloadResult heavy = run_workload_virtual(star_workload(0.8, 3000, false), quiet());
+  expect_every_flow_complete_and_above_ideal(light);
+  expect_every_flow_complete_and_above_ideal(heavy);
+  std::printf("load 0.2: %zu flows, median slowdown %.3f, mean queue %.0f B; load 0.8: %zu flows, "
+              "median %.3f, mean queue %.0f B\n",
+              light.records.size(), light.summary.overall.median, light.summary.mean_queue_bytes,
+              heavy.records.size(), heavy.summary.overall.median, heavy.summary.mean_queue_bytes);
+  EXPECT_GT(heavy.records.size(), 2 * light.records.size());
+  EXPECT_GT(heavy.summary.overall.median, light.summary.overall.median);
+  EXPECT_GT(heavy.summary.mean_queue_bytes, light.summary.mean_queue_bytes);
+}
+
+TEST(WorkloadJobSim, RunConfigReportsWorkloadProblemsAgainstTheTopologyAtOnce) {
+  const std::string text =
+      "[topology]\nkind = \"star\"\nhosts = 4\n"
+      "[workload]\nload = 0\nduration_us = 100\nqps_per_pair = 0\n"
+      "[workload.incast]\nsenders = 4\nsize_bytes = 1000\nperiod_us = 10\n";
+  try {
+    (void)parse_run_config(toml::parse(text), "bad.toml");
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("workload.qps_per_pair=0"), std::string::npos) << m;
+    EXPECT_NE(m.find("workload.incast.senders=4"), std::string::npos) << m;
+  }
+  // Without [job], a [workload] run does not need hosts named h0/h1 to be checked as a job.
+  const RunConfig ok = parse_run_config(
+      toml::parse("[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nload = 0\nduration_us = 100\n"
+                  "[workload.incast]\nsenders = 3\nsize_bytes = 1000\nperiod_us = 10\n"),
+      "ok.toml");
+  ASSERT_TRUE(ok.workload.has_value());
+  EXPECT_EQ(ok.workload_qps_per_pair, 1u);
+}
+
+TEST(WorkloadJobSim, MoreQpsPerPairCutTheTailOfSmallFlowsBehindLargeOnes) {
+  // With one QP per pair a small flow waits behind every earlier flow of its pair (RC
+  // executes work requests in order); spread over 4 QPs it mostly finds an idle one.
+  auto small_p99 = [](const WorkloadResult& r) {
+    std::vector<double> v;
+    for (const auto& rec : r.records)
+      if (rec.flow.size_bytes <= 1000) v.push_back(rec.slowdown());
+    std::sort(v.begin(), v.end());
+    return workload::percentile_sorted(v, 99);
+  };
+  const WorkloadResult one = run_workload_virtual(star_workload(0.8, 3000, false, "write", 1), quiet());
+  const WorkloadResult four = run_workload_virtual(star_workload(0.8, 3000, false, "write", 4), quiet());
+  expect_every_flow_complete_and_above_ideal(four);
+  ASSERT_EQ(one.records.size(), four.records.size());  // same flows, other QPs
+  std::printf("small flows p99 slowdown: 1 QP per pair %.2f, 4 QPs per pair %.2f\n", small_p99(one),
+              small_p99(four));
+  EXPECT_LT(small_p99(four), 0.5 * small_p99(one));
+}
+
+}  // namespace rocemu::fabric
