@@ -7,11 +7,13 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "apps/perftest/loopback_bench.h"
+#include "apps/perftest/network_mode.h"
 #include "apps/perftest/perftest_options.h"
 #include "apps/perftest/perftest_report.h"
 
@@ -29,20 +31,21 @@ void print_banner(const PerftestOptions& o) {
   std::printf("%s", kResultLine);
   std::printf("                    %s %s Test\n", verb_title(o.verb),
               o.metric == Metric::kBandwidth ? "BW" : "Latency");
-  std::printf(" Dual-port       : OFF\t\tDevice         : rocemu (loopback, net_ring)\n");
+  if (o.loopback) {
+    std::printf(" Dual-port       : OFF\t\tDevice         : rocemu (loopback, net_ring)\n");
+  } else {
+    std::printf(" Dual-port       : OFF\t\tDevice         : rocemu (af_packet on %s)\n",
+                o.iface.c_str());
+  }
   std::printf(" Number of qps   : %u\t\tTransport type : IB\n", o.num_qps);
   std::printf(" Connection type : RC\t\tUsing SRQ      : OFF\n");
   std::printf(" TX depth        : %u\n", o.tx_depth);
   if (o.verb == Verb::kSend) std::printf(" RX depth        : %u\n", o.rx_depth);
   std::printf(" Mtu             : %u[B]\n", o.mtu_bytes);
   std::printf(" Link type       : Ethernet\n");
-  std::printf(" Wire            : net_ring, %.1f Gb/s emulated\n", o.link_gbps);
+  if (o.loopback) std::printf(" Wire            : net_ring, %.1f Gb/s emulated\n", o.link_gbps);
   std::printf("%s", kResultLine);
 }
-
-struct JsonRow {
-  std::string text;
-};
 
 std::string bw_json(const BwRow& r) {
   char b[256];
@@ -79,6 +82,54 @@ std::string tool_name(const char* argv0) {
   return tool_from_name(base, v, m) || fixed.empty() ? base : fixed;
 }
 
+/// Prints the table (header before the first row) and collects the JSON rows.
+struct Report {
+  explicit Report(const PerftestOptions& opt) : o(opt) {}
+  const PerftestOptions& o;
+  std::vector<std::string> json;
+  bool header_printed = false;
+  int rc = 0;
+
+  void header() {
+    if (header_printed) return;
+    header_printed = true;
+    const bool bw = o.metric == Metric::kBandwidth;
+    std::printf("%s", bw ? bw_header(o.report_gbits).c_str() : lat_header().c_str());
+  }
+  void add(uint32_t size, const BwResult* b, const LatResult* l) {
+    header();
+    const bool ok = b ? b->ok : l->ok;
+    if (!ok) {
+      std::fprintf(stderr, "%s: %u-byte test failed: %s\n", o.tool.c_str(), size,
+                   (b ? b->error : l->error).c_str());
+      rc = 1;
+      return;
+    }
+    if (b) {
+      std::printf("%s", bw_row(b->row, o.report_gbits).c_str());
+      json.push_back(bw_json(b->row));
+    } else {
+      std::printf("%s", lat_row(size, l->iters, l->stats).c_str());
+      json.push_back(lat_json(size, l->iters, l->stats));
+    }
+    std::fflush(stdout);
+  }
+  int finish() {
+    if (header_printed) std::printf("%s", kResultLine);
+    if (!o.out_json.empty() && header_printed) {
+      std::ofstream f(o.out_json);
+      f << "{\"tool\": \"" << o.tool << "\", \"results\": [";
+      for (size_t i = 0; i < json.size(); ++i) f << (i ? ", " : "") << json[i];
+      f << "]}\n";
+      if (!f) {
+        std::fprintf(stderr, "%s: cannot write %s\n", o.tool.c_str(), o.out_json.c_str());
+        rc = rc ? rc : 1;
+      }
+    }
+    return rc;
+  }
+};
+
 int run_loopback(const PerftestOptions& o) {
   const std::vector<uint32_t> sizes = run_sizes(o);
   std::unique_ptr<LoopbackBench> bench;
@@ -89,49 +140,23 @@ int run_loopback(const PerftestOptions& o) {
     return 3;
   }
   print_banner(o);
-  const bool bw = o.metric == Metric::kBandwidth;
-  std::printf("%s", bw ? bw_header(o.report_gbits).c_str() : lat_header().c_str());
+  Report rep(o);
+  rep.header();
   std::fflush(stdout);
-  std::vector<std::string> json;
-  int rc = 0;
   const TimeNs duration_ns = static_cast<TimeNs>(o.duration_s) * kNsPerSec;
   do {
     for (uint32_t size : sizes) {
-      if (bw) {
+      if (o.metric == Metric::kBandwidth) {
         const BwResult r = bench->run_bw(size, duration_ns);
-        if (!r.ok) {
-          std::fprintf(stderr, "%s: %u-byte test failed: %s\n", o.tool.c_str(), size,
-                       r.error.c_str());
-          rc = 1;
-          break;
-        }
-        std::printf("%s", bw_row(r.row, o.report_gbits).c_str());
-        json.push_back(bw_json(r.row));
+        rep.add(size, &r, nullptr);
       } else {
         const LatResult r = bench->run_lat(size, duration_ns);
-        if (!r.ok) {
-          std::fprintf(stderr, "%s: %u-byte test failed: %s\n", o.tool.c_str(), size,
-                       r.error.c_str());
-          rc = 1;
-          break;
-        }
-        std::printf("%s", lat_row(size, r.iters, r.stats).c_str());
-        json.push_back(lat_json(size, r.iters, r.stats));
+        rep.add(size, nullptr, &r);
       }
-      std::fflush(stdout);
+      if (rep.rc != 0) break;
     }
-  } while (rc == 0 && o.run_infinitely && !g_interrupted.load());
-  std::printf("%s", kResultLine);
-  if (!o.out_json.empty()) {
-    std::ofstream f(o.out_json);
-    f << "{\"tool\": \"" << o.tool << "\", \"results\": [";
-    for (size_t i = 0; i < json.size(); ++i) f << (i ? ", " : "") << json[i];
-    f << "]}\n";
-    if (!f) {
-      std::fprintf(stderr, "%s: cannot write %s\n", o.tool.c_str(), o.out_json.c_str());
-      rc = rc ? rc : 1;
-    }
-  }
+  } while (rep.rc == 0 && o.run_infinitely && !g_interrupted.load());
+  const int rc = rep.finish();
   const nic::NicCounters& c0 = bench->host(0).counters();
   const nic::NicCounters& c1 = bench->host(1).counters();
   if (c0.retransmitted_packets + c1.retransmitted_packets + c0.drops_total() + c1.drops_total())
@@ -140,6 +165,16 @@ int run_loopback(const PerftestOptions& o) {
                  (unsigned long long)(c0.retransmitted_packets + c1.retransmitted_packets),
                  (unsigned long long)(c0.drops_total() + c1.drops_total()));
   return rc;
+}
+
+int run_over_network(const PerftestOptions& o) {
+  print_banner(o);
+  Report rep(o);
+  const int rc = run_network(o, [&](uint32_t size, const BwResult* b, const LatResult* l) {
+    rep.add(size, b, l);
+  });
+  const int rc2 = rep.finish();
+  return rc ? rc : rc2;
 }
 }  // namespace
 
@@ -151,12 +186,5 @@ int main(int argc, char** argv) {
     return p.exit_code;
   }
   std::signal(SIGINT, [](int) { g_interrupted.store(true); });
-  if (!p.opt.loopback) {
-    std::fprintf(stderr,
-                 "%s: server/client mode over a kernel interface is not available yet; "
-                 "run with --loopback (docs/perftest.md)\n%s",
-                 tool.c_str(), perftest_usage(tool).c_str());
-    return 2;
-  }
-  return run_loopback(p.opt);
+  return p.opt.loopback ? run_loopback(p.opt) : run_over_network(p.opt);
 }

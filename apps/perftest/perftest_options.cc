@@ -60,6 +60,9 @@ std::string perftest_usage(const std::string& tool) {
          "      --out_json[=<file>]    also write the results as JSON (default perftest_out.json)\n"
          "      --loopback             server and client endpoints in one process (net_ring)\n"
          "      --link_gbps=<rate>     rate of the emulated loopback wire (default 100)\n"
+         "  -d, --ib-dev=<iface>       network mode: kernel interface of the af_packet port\n"
+         "      --connect_timeout=<s>  client: wait this long for the server (default 10)\n"
+         "      --server_wait=<s>      server: wait this long for a client (default 3600)\n"
          "  -h, --help                 this text\n";
 }
 
@@ -88,7 +91,8 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
       {"-D", 'D'}, {"--duration", 'D'}, {"-q", 'q'},         {"--qp", 'q'},
       {"-m", 'm'}, {"--mtu", 'm'},      {"-t", 't'},         {"--tx-depth", 't'},
       {"-r", 'r'}, {"--rx-depth", 'r'}, {"-p", 'p'},         {"--port", 'p'},
-      {"-x", 'x'}, {"--gid-index", 'x'}, {"--link_gbps", 'L'}};
+      {"-x", 'x'}, {"--gid-index", 'x'}, {"--link_gbps", 'L'}, {"-d", 'd'},
+      {"--ib-dev", 'd'}, {"--connect_timeout", 'c'}, {"--server_wait", 'w'}};
   static const std::map<std::string, char> switches = {
       {"-a", 'a'}, {"--all", 'a'}, {"-b", 'b'}, {"--bidirectional", 'b'}, {"-F", 'F'},
       {"--CPU-freq", 'F'}, {"--report_gbits", 'g'}, {"--run_infinitely", 'i'},
@@ -175,6 +179,18 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
           if (!parse_uint(value, 0, 255, n)) return bad("-x=" + value + ": 0..255");
           o.gid_index = static_cast<int>(n);
           break;
+        case 'd':
+          if (value.empty() || value.size() > 15) return bad("-d=" + value + ": an interface name");
+          o.iface = value;
+          break;
+        case 'c':
+          if (!parse_uint(value, 1, 3600, n)) return bad("--connect_timeout=" + value + ": 1..3600 s");
+          o.connect_timeout_s = static_cast<uint32_t>(n);
+          break;
+        case 'w':
+          if (!parse_uint(value, 1, 86400, n)) return bad("--server_wait=" + value + ": 1..86400 s");
+          o.server_wait_s = static_cast<uint32_t>(n);
+          break;
         case 'L': {
           char* end = nullptr;
           const double g = std::strtod(value.c_str(), &end);
@@ -196,6 +212,10 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
   if (o.run_infinitely && !duration_set) o.duration_s = 5;
   if (o.bidirectional && lat) return bad("-b is for bandwidth tests");
   if (o.loopback && !o.server_name.empty()) return bad("--loopback takes no server name");
+  if (!o.loopback && o.iface.empty())
+    return bad("give --loopback, or -d <interface> for a server or client on a DPDK port");
+  if (!o.loopback && o.bidirectional) return bad("-b needs --loopback (not in network mode yet)");
+  if (!o.loopback && o.mtu_bytes > 1024) return bad("-m above 1024 needs --loopback");
   if (lat && o.tx_depth != 1) o.tx_depth = 1;  // ping-pong: one message in flight
   return out;
 }

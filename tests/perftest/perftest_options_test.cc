@@ -33,7 +33,7 @@ TEST(PerftestOptions, DefaultsFollowPerftestPerMetric) {
   EXPECT_EQ(bw.opt.tcp_port, 18515);
   EXPECT_EQ(bw.opt.mtu_bytes, 1024u);
   EXPECT_TRUE(bw.opt.loopback);
-  const auto lat = parse("rocemu_send_lat", {});
+  const auto lat = parse("rocemu_send_lat", {"--loopback"});
   ASSERT_EQ(lat.exit_code, -1);
   EXPECT_EQ(lat.opt.size_bytes, 2u);
   EXPECT_EQ(lat.opt.iters, 1000u);
@@ -44,8 +44,8 @@ TEST(PerftestOptions, ShortLongAndEqualsSpellingsAllParse) {
   const auto o = parse("rocemu_write_bw",
                        {"-s", "4096", "--iters=300", "-q", "4", "--mtu", "4096", "-t", "64",
                         "-r", "256", "-p", "20000", "-b", "-F", "-x", "3", "--report_gbits",
-                        "--out_json=res.json", "--link_gbps=25", "10.0.0.2", "--", "--no-huge",
-                        "-m", "256"});
+                        "--out_json=res.json", "--link_gbps=25", "--loopback", "--",
+                        "--no-huge", "-m", "256"});
   ASSERT_EQ(o.exit_code, -1) << o.message;
   EXPECT_EQ(o.opt.size_bytes, 4096u);
   EXPECT_EQ(o.opt.iters, 300u);
@@ -60,8 +60,23 @@ TEST(PerftestOptions, ShortLongAndEqualsSpellingsAllParse) {
   EXPECT_TRUE(o.opt.report_gbits);
   EXPECT_EQ(o.opt.out_json, "res.json");
   EXPECT_DOUBLE_EQ(o.opt.link_gbps, 25.0);
-  EXPECT_EQ(o.opt.server_name, "10.0.0.2");
+  EXPECT_TRUE(o.opt.loopback);
   EXPECT_EQ(o.opt.eal_args, (std::vector<std::string>{"--no-huge", "-m", "256"}));
+}
+
+TEST(PerftestOptions, NetworkModeNeedsAnInterfaceAndTakesAServerName) {
+  const auto c = parse("rocemu_write_bw", {"-d", "rocemu-va", "--connect_timeout=3", "10.0.0.2"});
+  ASSERT_EQ(c.exit_code, -1) << c.message;
+  EXPECT_EQ(c.opt.iface, "rocemu-va");
+  EXPECT_EQ(c.opt.server_name, "10.0.0.2");
+  EXPECT_EQ(c.opt.connect_timeout_s, 3u);
+  const auto s = parse("rocemu_write_bw", {"--ib-dev=rocemu-vb", "--server_wait=60"});
+  ASSERT_EQ(s.exit_code, -1) << s.message;
+  EXPECT_TRUE(s.opt.server_name.empty());
+  EXPECT_EQ(s.opt.server_wait_s, 60u);
+  EXPECT_EQ(parse("rocemu_write_bw", {"10.0.0.2"}).exit_code, 2);  // no -d, no --loopback
+  EXPECT_EQ(parse("rocemu_write_bw", {"-d", "x", "-b"}).exit_code, 2);
+  EXPECT_EQ(parse("rocemu_write_bw", {"-d", "x", "-m", "4096"}).exit_code, 2);
 }
 
 TEST(PerftestOptions, UnknownFlagExitsTwoWithUsage) {
@@ -76,22 +91,26 @@ TEST(PerftestOptions, BadValuesExitTwoNamingTheFlag) {
            {"-m", "1000"}, {"-s", "0"}, {"-s", "abc"}, {"-q", "17"}, {"-n", "2"}, {"-t", "0"},
            {"-s"}, {"-s", "8", "-a"}, {"-n", "10", "-D", "2"}, {"--link_gbps=0"},
            {"--loopback", "host"}, {"--report_gbits=1"}}) {
-    const auto o = parse("rocemu_write_bw", args);
+    std::vector<std::string> full = args;
+    full.push_back("--loopback");  // otherwise valid: the error is the flag's own
+    const auto o = parse("rocemu_write_bw", full);
     EXPECT_EQ(o.exit_code, 2) << args[0];
     EXPECT_NE(o.message.find("Usage:"), std::string::npos) << args[0];
+    EXPECT_NE(o.message.find(args[0].substr(0, args[0].find('='))), std::string::npos)
+        << o.message;
   }
-  EXPECT_EQ(parse("rocemu_write_lat", {"-b"}).exit_code, 2);
+  EXPECT_EQ(parse("rocemu_write_lat", {"--loopback", "-b"}).exit_code, 2);
   EXPECT_EQ(parse("not_a_tool", {}).exit_code, 2);
 }
 
 TEST(PerftestOptions, HelpExitsZero) {
-  const auto o = parse("rocemu_read_bw", {"--help"});
+  const auto o = parse("rocemu_read_bw", {"--help"});  // help wins over missing --loopback
   EXPECT_EQ(o.exit_code, 0);
   EXPECT_NE(o.message.find("rocemu_read_bw"), std::string::npos);
 }
 
 TEST(PerftestOptions, AllSizesArePowersOfTwoFrom2To8MiB) {
-  auto o = parse("rocemu_write_bw", {"-a"});
+  auto o = parse("rocemu_write_bw", {"-a", "--loopback"});
   ASSERT_EQ(o.exit_code, -1);
   const auto s = run_sizes(o.opt);
   ASSERT_EQ(s.size(), 23u);
@@ -102,11 +121,12 @@ TEST(PerftestOptions, AllSizesArePowersOfTwoFrom2To8MiB) {
 }
 
 TEST(PerftestOptions, RunInfinitelyDefaultsToFiveSecondPeriods) {
-  const auto o = parse("rocemu_write_bw", {"--run_infinitely"});
+  const auto o = parse("rocemu_write_bw", {"--run_infinitely", "--loopback"});
   ASSERT_EQ(o.exit_code, -1);
   EXPECT_TRUE(o.opt.run_infinitely);
   EXPECT_EQ(o.opt.duration_s, 5u);
-  EXPECT_EQ(parse("rocemu_write_bw", {"--out_json"}).opt.out_json, "perftest_out.json");
+  EXPECT_EQ(parse("rocemu_write_bw", {"--out_json", "--loopback"}).opt.out_json,
+            "perftest_out.json");
 }
 
 }  // namespace
