@@ -17,6 +17,7 @@
 #include "apps/interop/dpdk_port.h"
 #include "apps/interop/endpoint.h"
 #include "apps/interop/side_channel.h"
+#include "fabric/eal.h"
 
 namespace rocemu::perftest {
 
@@ -99,7 +100,14 @@ struct Station {
   Station(const PerftestOptions& o, const interop::EndpointAddress& me,
           const interop::EndpointAddress& peer, uint32_t half) : self(me) {
     const std::string dev = "net_af_packet0";
-    interop::start_eal(dev + ",iface=" + o.iface + ",framecnt=4096,qdisc_bypass=1", o.eal_args);
+    // fabric's EAL start (not interop's): the user's `-l`/`--lcores` after `--` replace its
+    // default `-l 0`, so two processes on one machine can poll different cores.
+    fabric::EalOptions eo;
+    eo.program = o.tool;
+    eo.user_args = {"--vdev=" + dev + ",iface=" + o.iface + ",framecnt=4096,qdisc_bypass=1",
+                    "--log-level", "lib.eal:error"};
+    eo.user_args.insert(eo.user_args.end(), o.eal_args.begin(), o.eal_args.end());
+    fabric::eal_start(eo);
     port = std::make_unique<interop::ExternalPort>(dev, 8191, 1024);
     const Topology topo = interop::two_host_topology(me, peer, 10'000'000'000ull);
     nic::NicParams np;

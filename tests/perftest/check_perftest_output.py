@@ -6,6 +6,7 @@ MODE bw | bw-gbits: exit 0, perftest's bandwidth header (exact), one row whose #
   (added here) agrees with the row.
 MODE lat: exit 0, the latency header (exact), one row with #iterations = -n and
   0 < t_min <= t_typical <= t_max, t_min <= t_avg <= t_max, 99% <= 99.9% <= t_max.
+The TOOL may be scripts/testbed/perftest_2host.sh followed by the real tool.
 MODE usage: exit 2, "Usage:" and the offending flag on stderr, nothing on stdout.
 """
 import json
@@ -34,7 +35,7 @@ def main():
         fd, json_path = tempfile.mkstemp(suffix=".json", prefix="rocemu-perftest-")
         os.close(fd)
         args = args + ["--out_json=" + json_path]
-    p = subprocess.run([tool] + args, capture_output=True, text=True, timeout=50)
+    p = subprocess.run([tool] + args, capture_output=True, text=True, timeout=110)
     out, err = p.stdout, p.stderr
     if mode == "usage":
         if p.returncode != 2:
@@ -69,7 +70,7 @@ def main():
         key = "bw_avg_gbps" if mode == "bw-gbits" else "bw_avg_mib_s"
         if abs(results[0][key] - avg) > 0.01 + 1e-3 * avg:
             fail("JSON %s=%r, table %r" % (key, results[0][key], avg), out, err)
-        print("ok: %s avg %.2f peak %.2f %s" % (os.path.basename(tool), avg, peak,
+        print("ok: %s avg %.2f peak %.2f %s" % (" ".join(os.path.basename(a) for a in [tool] + args[:1]), avg, peak,
                                               "Gb/s" if mode == "bw-gbits" else "MiB/s"))
     else:
         tmin, tmax, typ, avg, stdev, p99, p999 = vals
@@ -78,7 +79,7 @@ def main():
             fail("latency row %r" % row, out, err)
         if abs(results[0]["t_typical_us"] - typ) > 0.01:
             fail("JSON t_typical %r, table %r" % (results[0]["t_typical_us"], typ), out, err)
-        print("ok: %s typical %.2f us, p99 %.2f us" % (os.path.basename(tool), typ, p99))
+        print("ok: %s typical %.2f us, p99 %.2f us" % (" ".join(os.path.basename(a) for a in [tool] + args[:1]), typ, p99))
 
 
 if __name__ == "__main__":
