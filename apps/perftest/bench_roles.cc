@@ -18,15 +18,24 @@ ibv_wr_opcode wr_opcode(Verb v) noexcept {
 /// A work completion status in words (ibv_wc_status_str without linking libibverbs).
 const char* status_text(int status) noexcept {
   switch (status) {
-    case IBV_WC_LOC_LEN_ERR: return "local length error";
-    case IBV_WC_LOC_PROT_ERR: return "local protection error";
-    case IBV_WC_WR_FLUSH_ERR: return "work request flushed";
-    case IBV_WC_REM_INV_REQ_ERR: return "remote invalid request";
-    case IBV_WC_REM_ACCESS_ERR: return "remote access error";
-    case IBV_WC_REM_OP_ERR: return "remote operation error";
-    case IBV_WC_RETRY_EXC_ERR: return "transport retry counter exceeded";
-    case IBV_WC_RNR_RETRY_EXC_ERR: return "RNR retry counter exceeded";
-    default: return "error status (see ibv_wc_status)";
+    case IBV_WC_LOC_LEN_ERR:
+      return "local length error";
+    case IBV_WC_LOC_PROT_ERR:
+      return "local protection error";
+    case IBV_WC_WR_FLUSH_ERR:
+      return "work request flushed";
+    case IBV_WC_REM_INV_REQ_ERR:
+      return "remote invalid request";
+    case IBV_WC_REM_ACCESS_ERR:
+      return "remote access error";
+    case IBV_WC_REM_OP_ERR:
+      return "remote operation error";
+    case IBV_WC_RETRY_EXC_ERR:
+      return "transport retry counter exceeded";
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+      return "RNR retry counter exceeded";
+    default:
+      return "error status (see ibv_wc_status)";
   }
 }
 
@@ -124,8 +133,7 @@ void repost_receives(Side& s, TestState& t, int& got) noexcept {
   for (int k = 0; k < got; ++k) {
     if (wc[k].status != IBV_WC_SUCCESS)
       return t.fail(std::string("receive completion: ") + status_text(wc[k].status));
-    if (post_receive(s, static_cast<uint32_t>(wc[k].wr_id)) != 0)
-      return t.fail("post_recv failed");
+    if (post_receive(s, static_cast<uint32_t>(wc[k].wr_id)) != 0) return t.fail("post_recv failed");
   }
 }
 

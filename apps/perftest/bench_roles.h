@@ -78,8 +78,7 @@ struct TestState {
 /// Requester side `r` of a bandwidth test: polls completions, posts up to tx_depth per QP.
 /// Returns true when every QP of this side finished (iterations, or duration and all
 /// completed); the caller sets t.done when every requester has.
-bool bw_requester_step(Side& s, int r, TestState& t, const PerftestOptions& o,
-                       TimeNs now) noexcept;
+bool bw_requester_step(Side& s, int r, TestState& t, const PerftestOptions& o, TimeNs now) noexcept;
 /// Reposts a receive for every SEND that arrived; `got` receives the count. Fails t on error.
 void repost_receives(Side& s, TestState& t, int& got) noexcept;
 /// Drains the send CQ (errors fail t); returns the number of successful completions.

@@ -57,8 +57,8 @@ LoopbackBench::LoopbackBench(const PerftestOptions& opt, uint32_t max_size_bytes
   np.max_qps = opt.num_qps + 1;
   const uint32_t half = std::max<uint32_t>(max_size_bytes, 4096);
   for (int i = 0; i < 2; ++i) {
-    hosts_[i] = std::make_unique<nic::RoceHost>(np, topo, static_cast<uint32_t>(i),
-                                                engine_->pool(), 0x5eed + static_cast<uint64_t>(i));
+    hosts_[i] = std::make_unique<nic::RoceHost>(np, topo, static_cast<uint32_t>(i), engine_->pool(),
+                                                0x5eed + static_cast<uint64_t>(i));
     nodes_[i] = std::make_unique<DrivenNode>(*this, *hosts_[i]);
     engine_->attach(static_cast<uint32_t>(i), nodes_[i].get());
     sides_[i].create(*hosts_[i], opt, half);

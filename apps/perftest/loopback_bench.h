@@ -23,7 +23,7 @@ struct BwResult {
   BwRow row;
   uint64_t messages = 0;  // completed by every requester and QP
   bool ok = false;
-  std::string error;      // why the test failed when !ok
+  std::string error;  // why the test failed when !ok
 };
 
 struct LatResult {

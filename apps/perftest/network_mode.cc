@@ -98,7 +98,8 @@ struct Station {
   interop::EndpointAddress self;
 
   Station(const PerftestOptions& o, const interop::EndpointAddress& me,
-          const interop::EndpointAddress& peer, uint32_t half) : self(me) {
+          const interop::EndpointAddress& peer, uint32_t half)
+      : self(me) {
     const std::string dev = "net_af_packet0";
     // fabric's EAL start (not interop's): the user's `-l`/`--lcores` after `--` replace its
     // default `-l 0`, so two processes on one machine can poll different cores.
@@ -215,8 +216,8 @@ int run_server(const PerftestOptions& o, const std::vector<uint32_t>& sizes) {
   std::printf(" Waiting for client to connect on TCP port %u (%s) ...\n", o.tcp_port,
               o.iface.c_str());
   std::fflush(stdout);
-  TcpChannel ch = TcpChannel::accept_one("0.0.0.0", o.tcp_port,
-                                         static_cast<int>(o.server_wait_s) * 1000);
+  TcpChannel ch =
+      TcpChannel::accept_one("0.0.0.0", o.tcp_port, static_cast<int>(o.server_wait_s) * 1000);
   char version[kVersionBytes];
   ch.recv_exact(version, kVersionBytes, kMsgTimeoutMs);
   char mine[kVersionBytes] = {};

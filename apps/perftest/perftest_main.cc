@@ -170,9 +170,8 @@ int run_loopback(const PerftestOptions& o) {
 int run_over_network(const PerftestOptions& o) {
   print_banner(o);
   Report rep(o);
-  const int rc = run_network(o, [&](uint32_t size, const BwResult* b, const LatResult* l) {
-    rep.add(size, b, l);
-  });
+  const int rc = run_network(
+      o, [&](uint32_t size, const BwResult* b, const LatResult* l) { rep.add(size, b, l); });
   const int rc2 = rep.finish();
   return rc ? rc : rc2;
 }

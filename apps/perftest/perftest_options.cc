@@ -39,9 +39,15 @@ bool tool_from_name(const std::string& name, Verb& verb, Metric& metric) {
 
 std::string perftest_usage(const std::string& tool) {
   return "Usage:\n"
-         "  " + tool + " [options] --loopback [-- EAL args]   server and client in one process\n"
-         "  " + tool + " [options] [-- EAL args]              start a server\n"
-         "  " + tool + " [options] <host> [-- EAL args]       connect to a server at <host>\n"
+         "  " +
+         tool +
+         " [options] --loopback [-- EAL args]   server and client in one process\n"
+         "  " +
+         tool +
+         " [options] [-- EAL args]              start a server\n"
+         "  " +
+         tool +
+         " [options] <host> [-- EAL args]       connect to a server at <host>\n"
          "Options:\n"
          "  -s, --size=<size>          message size (default 65536 bw, 2 lat)\n"
          "  -n, --iters=<iters>        iterations (default 5000 bw, 1000 lat)\n"
@@ -87,16 +93,30 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
   };
   // Short and long spellings of the flags that take a value, and of the switches.
   static const std::map<std::string, char> valued = {
-      {"-s", 's'}, {"--size", 's'},     {"-n", 'n'},         {"--iters", 'n'},
-      {"-D", 'D'}, {"--duration", 'D'}, {"-q", 'q'},         {"--qp", 'q'},
-      {"-m", 'm'}, {"--mtu", 'm'},      {"-t", 't'},         {"--tx-depth", 't'},
-      {"-r", 'r'}, {"--rx-depth", 'r'}, {"-p", 'p'},         {"--port", 'p'},
-      {"-x", 'x'}, {"--gid-index", 'x'}, {"--link_gbps", 'L'}, {"-d", 'd'},
-      {"--ib-dev", 'd'}, {"--connect_timeout", 'c'}, {"--server_wait", 'w'}};
-  static const std::map<std::string, char> switches = {
-      {"-a", 'a'}, {"--all", 'a'}, {"-b", 'b'}, {"--bidirectional", 'b'}, {"-F", 'F'},
-      {"--CPU-freq", 'F'}, {"--report_gbits", 'g'}, {"--run_infinitely", 'i'},
-      {"--loopback", 'l'}, {"-h", 'h'}, {"--help", 'h'}, {"--out_json", 'j'}};
+      {"-s", 's'},           {"--size", 's'},
+      {"-n", 'n'},           {"--iters", 'n'},
+      {"-D", 'D'},           {"--duration", 'D'},
+      {"-q", 'q'},           {"--qp", 'q'},
+      {"-m", 'm'},           {"--mtu", 'm'},
+      {"-t", 't'},           {"--tx-depth", 't'},
+      {"-r", 'r'},           {"--rx-depth", 'r'},
+      {"-p", 'p'},           {"--port", 'p'},
+      {"-x", 'x'},           {"--gid-index", 'x'},
+      {"--link_gbps", 'L'},  {"-d", 'd'},
+      {"--ib-dev", 'd'},     {"--connect_timeout", 'c'},
+      {"--server_wait", 'w'}};
+  static const std::map<std::string, char> switches = {{"-a", 'a'},
+                                                       {"--all", 'a'},
+                                                       {"-b", 'b'},
+                                                       {"--bidirectional", 'b'},
+                                                       {"-F", 'F'},
+                                                       {"--CPU-freq", 'F'},
+                                                       {"--report_gbits", 'g'},
+                                                       {"--run_infinitely", 'i'},
+                                                       {"--loopback", 'l'},
+                                                       {"-h", 'h'},
+                                                       {"--help", 'h'},
+                                                       {"--out_json", 'j'}};
   for (size_t i = 0; i < args.size(); ++i) {
     std::string a = args[i];
     if (a == "--") {
@@ -118,17 +138,30 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
     if (auto s = switches.find(a); s != switches.end()) {
       if (has_value) return bad("option '" + a + "' takes no value");
       switch (s->second) {
-        case 'a': o.all_sizes = true; break;
-        case 'b': o.bidirectional = true; break;
-        case 'F': o.ignore_cpu_freq = true; break;
-        case 'g': o.report_gbits = true; break;
-        case 'i': o.run_infinitely = true; break;
-        case 'l': o.loopback = true; break;
+        case 'a':
+          o.all_sizes = true;
+          break;
+        case 'b':
+          o.bidirectional = true;
+          break;
+        case 'F':
+          o.ignore_cpu_freq = true;
+          break;
+        case 'g':
+          o.report_gbits = true;
+          break;
+        case 'i':
+          o.run_infinitely = true;
+          break;
+        case 'l':
+          o.loopback = true;
+          break;
         case 'h':
           out.exit_code = 0;
           out.message = perftest_usage(tool);
           return out;
-        default: break;
+        default:
+          break;
       }
       continue;
     }
@@ -184,11 +217,13 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
           o.iface = value;
           break;
         case 'c':
-          if (!parse_uint(value, 1, 3600, n)) return bad("--connect_timeout=" + value + ": 1..3600 s");
+          if (!parse_uint(value, 1, 3600, n))
+            return bad("--connect_timeout=" + value + ": 1..3600 s");
           o.connect_timeout_s = static_cast<uint32_t>(n);
           break;
         case 'w':
-          if (!parse_uint(value, 1, 86400, n)) return bad("--server_wait=" + value + ": 1..86400 s");
+          if (!parse_uint(value, 1, 86400, n))
+            return bad("--server_wait=" + value + ": 1..86400 s");
           o.server_wait_s = static_cast<uint32_t>(n);
           break;
         case 'L': {
@@ -199,7 +234,8 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
           o.link_gbps = g;
           break;
         }
-        default: break;
+        default:
+          break;
       }
       continue;
     }

@@ -6,7 +6,8 @@
 // -p TCP port (18515), -b bidirectional, -F (ignore CPU frequency warnings), -x GID index,
 // --report_gbits, --run_infinitely, --out_json[=FILE]; rocemu adds --loopback (server and
 // client endpoints in one process over a net_ring wire), --link_gbps, -d <iface> (the kernel
-// interface a server or client runs its af_packet port on), --connect_timeout, --server_wait. EAL arguments follow
+// interface a server or client runs its af_packet port on), --connect_timeout, --server_wait. EAL
+// arguments follow
 // `--`. Defaults as perftest: -s 65536 for bandwidth, 2 for latency; -n 5000 for bandwidth,
 // 1000 for latency; -t 128 (bw) / 1 (lat); -r 512. Pure: no EAL, no I/O.
 #pragma once

@@ -50,8 +50,8 @@ std::string bw_header(bool gbits) {
 std::string bw_row(const BwRow& r, bool gbits) {
   char line[256];
   // REPORT_FMT " %-7lu    %-10lu       %-7.2lf            %-7.2lf\t\t   %-7.6lf"
-  std::snprintf(line, sizeof line, " %-7" PRIu64 "    %-10" PRIu64
-                "       %-7.2lf            %-7.2lf\t\t   %-7.6lf\n",
+  std::snprintf(line, sizeof line,
+                " %-7" PRIu64 "    %-10" PRIu64 "       %-7.2lf            %-7.2lf\t\t   %-7.6lf\n",
                 r.size_bytes, r.iters, bw_in_unit(r.peak_bytes_per_s, gbits),
                 bw_in_unit(r.avg_bytes_per_s, gbits), r.msg_rate_pps / 1e6);
   return line;
@@ -63,11 +63,12 @@ std::string lat_row(uint64_t size_bytes, uint64_t iters, const LatencyStats& s) 
   char line[256];
   // REPORT_FMT_LAT " %-7lu %" PRIu64 "          %-7.2f        %-7.2f      %-7.2f  \t     %-7.2f
   //                 \t%-7.2f\t\t%-7.2f \t\t%-7.2f"
-  std::snprintf(line, sizeof line, " %-7" PRIu64 " %" PRIu64
+  std::snprintf(line, sizeof line,
+                " %-7" PRIu64 " %" PRIu64
                 "          %-7.2f        %-7.2f      %-7.2f  \t     %-7.2f     \t%-7.2f\t\t%-7.2f "
                 "\t\t%-7.2f\n",
-                size_bytes, iters, s.min_us, s.max_us, s.typical_us, s.avg_us, s.stdev_us,
-                s.p99_us, s.p999_us);
+                size_bytes, iters, s.min_us, s.max_us, s.typical_us, s.avg_us, s.stdev_us, s.p99_us,
+                s.p999_us);
   return line;
 }
 

@@ -41,11 +41,31 @@ TEST(PerftestOptions, DefaultsFollowPerftestPerMetric) {
 }
 
 TEST(PerftestOptions, ShortLongAndEqualsSpellingsAllParse) {
-  const auto o = parse("rocemu_write_bw",
-                       {"-s", "4096", "--iters=300", "-q", "4", "--mtu", "4096", "-t", "64",
-                        "-r", "256", "-p", "20000", "-b", "-F", "-x", "3", "--report_gbits",
-                        "--out_json=res.json", "--link_gbps=25", "--loopback", "--",
-                        "--no-huge", "-m", "256"});
+  const auto o = parse("rocemu_write_bw", {"-s",
+                                           "4096",
+                                           "--iters=300",
+                                           "-q",
+                                           "4",
+                                           "--mtu",
+                                           "4096",
+                                           "-t",
+                                           "64",
+                                           "-r",
+                                           "256",
+                                           "-p",
+                                           "20000",
+                                           "-b",
+                                           "-F",
+                                           "-x",
+                                           "3",
+                                           "--report_gbits",
+                                           "--out_json=res.json",
+                                           "--link_gbps=25",
+                                           "--loopback",
+                                           "--",
+                                           "--no-huge",
+                                           "-m",
+                                           "256"});
   ASSERT_EQ(o.exit_code, -1) << o.message;
   EXPECT_EQ(o.opt.size_bytes, 4096u);
   EXPECT_EQ(o.opt.iters, 300u);
@@ -87,17 +107,24 @@ TEST(PerftestOptions, UnknownFlagExitsTwoWithUsage) {
 }
 
 TEST(PerftestOptions, BadValuesExitTwoNamingTheFlag) {
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"-m", "1000"}, {"-s", "0"}, {"-s", "abc"}, {"-q", "17"}, {"-n", "2"}, {"-t", "0"},
-           {"-s"}, {"-s", "8", "-a"}, {"-n", "10", "-D", "2"}, {"--link_gbps=0"},
-           {"--loopback", "host"}, {"--report_gbits=1"}}) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"-m", "1000"},
+                                                                {"-s", "0"},
+                                                                {"-s", "abc"},
+                                                                {"-q", "17"},
+                                                                {"-n", "2"},
+                                                                {"-t", "0"},
+                                                                {"-s"},
+                                                                {"-s", "8", "-a"},
+                                                                {"-n", "10", "-D", "2"},
+                                                                {"--link_gbps=0"},
+                                                                {"--loopback", "host"},
+                                                                {"--report_gbits=1"}}) {
     std::vector<std::string> full = args;
     full.push_back("--loopback");  // otherwise valid: the error is the flag's own
     const auto o = parse("rocemu_write_bw", full);
     EXPECT_EQ(o.exit_code, 2) << args[0];
     EXPECT_NE(o.message.find("Usage:"), std::string::npos) << args[0];
-    EXPECT_NE(o.message.find(args[0].substr(0, args[0].find('='))), std::string::npos)
-        << o.message;
+    EXPECT_NE(o.message.find(args[0].substr(0, args[0].find('='))), std::string::npos) << o.message;
   }
   EXPECT_EQ(parse("rocemu_write_lat", {"--loopback", "-b"}).exit_code, 2);
   EXPECT_EQ(parse("not_a_tool", {}).exit_code, 2);

@@ -40,9 +40,10 @@ TEST(PerftestReport, BandwidthRowHasPerftestColumnWidths) {
 
 TEST(PerftestReport, LatencyRowHasPerftestColumnWidths) {
   LatencyStats s{1.5, 20.25, 2.0, 3.125, 0.5, 10.0, 20.0};
-  EXPECT_EQ(lat_row(2, 1000, s),
-            " 2       1000          1.50           20.25        2.00     \t     3.12        \t0.50   "
-            "\t\t10.00   \t\t20.00  \n");  // %-7.2f then " \t\t"
+  EXPECT_EQ(
+      lat_row(2, 1000, s),
+      " 2       1000          1.50           20.25        2.00     \t     3.12        \t0.50   "
+      "\t\t10.00   \t\t20.00  \n");  // %-7.2f then " \t\t"
 }
 
 TEST(PerftestReport, MedianAveragesTheTwoMiddleSamplesOfAnEvenCount) {
@@ -53,7 +54,7 @@ TEST(PerftestReport, MedianAveragesTheTwoMiddleSamplesOfAnEvenCount) {
 
 TEST(PerftestReport, PercentilesAreNearestRank) {
   std::vector<double> v;
-  for (int i = 1; i <= 1000; ++i) v.push_back(i);  // sorted 1..1000
+  for (int i = 1; i <= 1000; ++i) v.push_back(i);        // sorted 1..1000
   EXPECT_DOUBLE_EQ(percentile_sorted(v, 0.99), 990.0);   // ceil(990) -> 990th sample
   EXPECT_DOUBLE_EQ(percentile_sorted(v, 0.999), 999.0);  // ceil(999) -> 999th
   std::vector<double> ten = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
@@ -70,7 +71,7 @@ TEST(PerftestReport, StatisticsOfHandData) {
   EXPECT_DOUBLE_EQ(s.avg_us, 4.5);
   const double var = (12.25 + 6.25 + 2.25 + 0.25 + 0.25 + 0.25 + 12.25 + 20.25) / 8;
   EXPECT_NEAR(s.stdev_us, std::sqrt(var), 1e-12);
-  EXPECT_DOUBLE_EQ(s.p99_us, 9);   // ceil(7.92) = 8th
+  EXPECT_DOUBLE_EQ(s.p99_us, 9);  // ceil(7.92) = 8th
   EXPECT_DOUBLE_EQ(s.p999_us, 9);
   const LatencyStats e = latency_stats({});
   EXPECT_EQ(e.max_us, 0);
