@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
     std::printf("results: %s/summary.json, %s/summary.csv\n", cli.out_dir.c_str(), cli.out_dir.c_str());
     if (!r.completed) std::fprintf(stderr, "rocemu-sim: the job did not complete\n");
     if (!r.verified) std::fprintf(stderr, "rocemu-sim: data at the destination does not match the source\n");
+    fabric::eal_stop();
     return r.completed && r.verified ? 0 : 1;
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "rocemu-sim: %s\n", e.what());

@@ -35,7 +35,9 @@ int main(int argc, char** argv) {
   try {
     fabric::EalOptions eal;
     eal.program = "rocemu-testbed";
-    eal.user_args = cfg.testbed.eal_args;
+    // EAL's own start-up chatter only with --log-level debug, unless the user sets it.
+    if (spdlog::get_level() > spdlog::level::debug) eal.user_args = {"--log-level", "lib.eal:warning"};
+    eal.user_args.insert(eal.user_args.end(), cfg.testbed.eal_args.begin(), cfg.testbed.eal_args.end());
     eal.user_args.insert(eal.user_args.end(), cli.eal_args.begin(), cli.eal_args.end());
     std::set<uint32_t> lcores{0};
     for (const auto& [node, lc] : cfg.testbed.placement) lcores.insert(lc);
@@ -52,6 +54,7 @@ int main(int argc, char** argv) {
     std::printf("results: %s/summary.json, %s/summary.csv\n", cli.out_dir.c_str(), cli.out_dir.c_str());
     if (!r.completed) std::fprintf(stderr, "rocemu-testbed: the job did not complete\n");
     if (!r.verified) std::fprintf(stderr, "rocemu-testbed: data at the destination does not match the source\n");
+    fabric::eal_stop();
     return r.completed && r.verified ? 0 : 1;
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "rocemu-testbed: %s\n", e.what());

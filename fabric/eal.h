@@ -7,6 +7,8 @@
 // arguments (after `--` on the command line) are appended and win: if they name lcores
 // (-l/-c/--lcores) or a memory mode (--no-huge/--in-memory/--file-prefix), ours are left
 // out. PCI devices, when wanted, are allowed one by one (`-a`) instead of `--no-pci`.
+// After start the SIMD limit is raised to 512 bits (unless the user set
+// --force-max-simd-bitwidth) and the fastest ICRC CRC path is selected.
 // Only fabric/ calls this.
 #pragma once
 
@@ -34,6 +36,10 @@ bool hugepages_available();
 /// with rte_strerror's reason and the arguments if EAL cannot start. If the hugepage
 /// attempt fails for lack of memory, retries once with --no-huge (logged).
 void eal_start(const EalOptions& opt);
+
+/// Releases EAL at process end (rte_eal_cleanup) and removes its runtime directory if it
+/// is empty. Call after every port, pool and node is gone. No-op if EAL never started.
+void eal_stop() noexcept;
 
 /// True once eal_start() succeeded.
 bool eal_started() noexcept;

@@ -72,7 +72,8 @@ std::string to_text(const JobResult& r) {
   s += "  elapsed (engine time): " + fixed(static_cast<double>(r.elapsed_ns) / 1e3, 3) + " us   goodput: " +
        fixed(r.goodput_gbps, 3) + " Gbps   retransmitted packets: " + std::to_string(r.retransmitted_packets) +
        "\n";
-  s += "  wall time: " + fixed(static_cast<double>(r.wall_ns) / 1e6, 3) + " ms";
+  s += "  wall time: " + fixed(static_cast<double>(r.wall_ns) / 1e6, 3) + " ms   engine CPU time: " +
+       fixed(static_cast<double>(r.cpu_ns) / 1e6, 3) + " ms";
   if (r.events > 0)
     s += "   events: " + std::to_string(r.events) + " (" +
          fixed(r.wall_ns > 0 ? static_cast<double>(r.events) * 1e3 / static_cast<double>(r.wall_ns) : 0, 2) +

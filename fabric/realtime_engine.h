@@ -52,6 +52,10 @@ struct RealtimeOptions {
 std::string vdev_args(PortBackend b, uint32_t unique, uint32_t link, bool end_b,
                       const std::string& dev, const std::string& memif_socket);
 
+/// Touches every page of `pool` once, so that page faults (lazily populated --no-huge
+/// memory) happen at start-up rather than while packets flow. Set-up only.
+void prefault_pool(rte_mempool* pool) noexcept;
+
 /// Default kernel interface name of a link end: re<link>a / re<link>b.
 std::string default_iface(uint32_t link, bool end_b);
 
@@ -133,6 +137,7 @@ class RealtimeEngine {
   rte_mempool* pool_ = nullptr;
   uint64_t tsc0_ = 0;
   uint64_t tsc_hz_ = 0;
+  uint64_t ns_per_tsc_q32_ = 0;  // 1e9 / tsc_hz in 32.32 fixed point: ns = dt * q >> 32
   TimeNs end_ns_ = 0;
   uint32_t instance_ = 0;
   std::atomic<bool> stop_{false};

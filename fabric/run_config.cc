@@ -30,7 +30,8 @@ void read_job(ConfigReader& j, const Topology& t, WriteJobParams& job) {
   j.finish();
 }
 
-PortRef parse_port_ref(ConfigReader& c, const Topology& t, const std::string& s, bool& ok) {
+// "node:port" of the topology; ok = false if the node or the port does not exist.
+PortRef parse_port_ref(const Topology& t, const std::string& s, bool& ok) {
   ok = false;
   const auto colon = s.rfind(':');
   if (colon == std::string::npos) return {};
@@ -42,7 +43,6 @@ PortRef parse_port_ref(ConfigReader& c, const Topology& t, const std::string& s,
     ok = true;
     return PortRef{static_cast<uint32_t>(n), static_cast<uint16_t>(p)};
   } catch (const std::exception&) {
-    (void)c;
     return {};
   }
 }
@@ -125,7 +125,7 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
     const auto names = c->string_array("ports", {});
     for (const auto& s : names) {
       bool ok = false;
-      const PortRef p = parse_port_ref(*c, t, s, ok);
+      const PortRef p = parse_port_ref(t, s, ok);
       if (!ok) {
         c->error("ports", "'" + s + "' is not node:port of the topology");
         continue;
@@ -135,6 +135,15 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
     }
     cfg.capture.file = c->string("file", cfg.capture.file);
     c->finish();
+  }
+  if (auto tm = r.table("telemetry")) {
+    cfg.telemetry.interval_ns = tm->integer("interval_us", 0, 0, 3'600'000'000) * kNsPerUs;
+    tm->finish();
+  }
+  if (const auto from = t.find(cfg.job.from); from >= 0) {
+    if (auto it = cfg.testbed.placement.find(cfg.job.from); it != cfg.testbed.placement.end() && it->second != 0)
+      errors.add("testbed.placement." + cfg.job.from, std::to_string(it->second),
+                 "the job's sending host must stay on the main lcore 0 (the job runs there)");
   }
   r.finish();
   if (!errors.empty()) throw ConfigError(errors.format(source));

@@ -1,6 +1,6 @@
 // run_config.h — the whole TOML of a run, as rocemu-sim and rocemu-testbed read it:
 // [run] seed, [topology] (topology_config.h), [switch] (switchsw/switch_params.h),
-// [nic] (nic/nic_params.h), [job] (what to run), [sim], [testbed], [capture].
+// [nic] (nic/nic_params.h), [job] (what to run), [sim], [testbed], [capture], [telemetry].
 // Every problem of every table is collected; load_run_config() throws one ConfigError
 // listing all of them (exit 2, nothing started). Keys, units, ranges: docs/config.md.
 #pragma once
@@ -47,6 +47,12 @@ struct CaptureParams {
   std::string file = "capture.pcapng";  // relative to --out
 };
 
+/// [telemetry]: every switch's per-port queue series (switchsw/queue_series.h) sampled
+/// every interval_ns of engine time into queues_<switch>.csv in --out; 0 = off.
+struct TelemetryParams {
+  TimeNs interval_ns = 0;
+};
+
 struct RunConfig {
   std::string source;  // the file it came from
   uint64_t seed = 1;
@@ -63,6 +69,7 @@ struct RunConfig {
   /// it off while keeping the table.
   bool dcqcn_enabled = false;
   dcqcn::DcqcnParams dcqcn;
+  TelemetryParams telemetry;
 };
 
 /// Reads and validates `path`. Throws ConfigError listing every problem (with lines), or

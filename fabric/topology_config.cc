@@ -152,7 +152,11 @@ void check_topology(const Topology& t, const std::string& path, ConfigErrors& er
         errors.add(path + ".nodes." + t.node(hs[j]).name + ".ipv4", ipv4_to_string(t.node(hs[j]).ipv4),
                    "same address as " + t.node(hs[i]).name);
   const auto pairs = t.unreachable_host_pairs();
-  for (const auto& p : pairs) errors.add(path, "", "no route between hosts " + p);
+  constexpr size_t kMaxListed = 20;
+  for (size_t i = 0; i < pairs.size() && i < kMaxListed; ++i)
+    errors.add(path, "", "no route between hosts " + pairs[i]);
+  if (pairs.size() > kMaxListed)
+    errors.add(path, "", "and " + std::to_string(pairs.size() - kMaxListed) + " more host pairs without a route");
 }
 
 }  // namespace rocemu::fabric

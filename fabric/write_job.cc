@@ -3,12 +3,15 @@
 #include "fabric/write_job.h"
 
 #include <algorithm>
+#include <chrono>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+
+#include <time.h>
 
 #include <rte_errno.h>
 #include <rte_lcore.h>
@@ -20,6 +23,7 @@
 #include "fabric/virtual_engine.h"
 #include "nic/roce_host.h"
 #include "switchsw/pcapng_capture.h"
+#include "switchsw/queue_series.h"
 #include "switchsw/soft_switch.h"
 
 namespace rocemu::fabric {
@@ -216,6 +220,7 @@ struct PoolGuard {
     pool = rte_pktmbuf_pool_create(name.c_str(), n, 256, 0, RTE_PKTMBUF_HEADROOM + 9216,
                                    static_cast<int>(rte_socket_id()));
     if (!pool) throw std::runtime_error("mbuf pool: " + std::string(rte_strerror(rte_errno)));
+    prefault_pool(pool);
   }
   ~PoolGuard() { rte_mempool_free(pool); }
 };
@@ -225,6 +230,41 @@ std::unique_ptr<CaptureTap> make_tap(const RunConfig& cfg, const std::string& ou
   std::filesystem::create_directories(out_dir);
   return std::make_unique<CaptureTap>((std::filesystem::path(out_dir) / cfg.capture.file).string(),
                                       cfg.capture);
+}
+
+/// [telemetry]: one queue series per switch polled by `lcore` (others would race).
+class Telemetry {
+ public:
+  Telemetry(const RunConfig& cfg, const Fabric& f, const std::string& out_dir,
+            const std::vector<uint32_t>& node_lcore, uint32_t lcore) {
+    if (cfg.telemetry.interval_ns <= 0) return;
+    std::filesystem::create_directories(out_dir);
+    const Topology& t = cfg.topology.topology;
+    for (uint32_t n : t.switches()) {
+      if (!node_lcore.empty() && node_lcore[n] != lcore) continue;
+      std::vector<uint16_t> ports(t.node(n).ports.size());
+      for (uint16_t p = 0; p < ports.size(); ++p) ports[p] = p;
+      const auto path = std::filesystem::path(out_dir) / ("queues_" + t.node(n).name + ".csv");
+      series_.push_back({f.switch_at(n), std::make_unique<sw::QueueSeriesWriter>(path.string(), ports,
+                                                                                 cfg.telemetry.interval_ns)});
+    }
+  }
+  bool on() const noexcept { return !series_.empty(); }
+  void sample(TimeNs now) {
+    for (auto& [s, w] : series_) w->sample(*s, now);
+  }
+  void flush() {
+    for (auto& [s, w] : series_) w->flush();
+  }
+
+ private:
+  std::vector<std::pair<const sw::SoftSwitch*, std::unique_ptr<sw::QueueSeriesWriter>>> series_;
+};
+
+int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * kNsPerSec + ts.tv_nsec;
 }
 
 constexpr TimeNs kVirtualPollNs = kNsPerUs;
@@ -245,8 +285,15 @@ JobResult run_write_job_virtual(const RunConfig& cfg, const std::string& out_dir
     e.every(kVirtualPollNs, [&](TimeNs now) {
       if (f.step(now)) e.stop();
     });
+    Telemetry tel(cfg, f, out_dir, {}, 0);
+    if (tel.on()) e.every(cfg.telemetry.interval_ns, [&](TimeNs now) { tel.sample(now); });
+    const int64_t cpu0 = thread_cpu_ns();
     const TimeNs end = e.run_until(cfg.sim.until_ns);
+    r.cpu_ns = thread_cpu_ns() - cpu0;
+    tel.flush();
+    const int64_t cpu_ns = r.cpu_ns;
     r = f.result("virtual", end, [&](PortRef p) -> const WireCounters& { return e.counters(p); });
+    r.cpu_ns = cpu_ns;
     r.wall_ns = e.stats().wall_ns;
     r.events = e.stats().events;
   }
@@ -274,10 +321,16 @@ JobResult run_write_job_realtime(const RunConfig& cfg, const std::string& out_di
     e.every(kRealtimePollNs, [&](TimeNs now) {
       if (f.step(now)) e.stop();
     });
+    Telemetry tel(cfg, f, out_dir, opt.node_lcore, rte_get_main_lcore());
+    if (tel.on()) e.every(cfg.telemetry.interval_ns, [&](TimeNs now) { tel.sample(now); });
     const auto wall0 = std::chrono::steady_clock::now();
+    const int64_t cpu0 = thread_cpu_ns();
     const TimeNs end = e.run_for(cfg.testbed.time_limit_ns);
+    const int64_t cpu_ns = thread_cpu_ns() - cpu0;
+    tel.flush();
     r = f.result("realtime", end, [&](PortRef p) -> const WireCounters& { return e.counters(p); });
     r.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall0).count();
+    r.cpu_ns = cpu_ns;
   }
   return r;
 }

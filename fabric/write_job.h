@@ -50,6 +50,7 @@ struct JobResult {
   std::vector<PortSummary> ports;
   // Not written to result files (not reproducible):
   int64_t wall_ns = 0;
+  int64_t cpu_ns = 0;   // CPU time of the thread that ran the engine (main lcore)
   uint64_t events = 0;  // virtual engine events (deterministic, but stdout only)
 };
 

@@ -46,8 +46,14 @@ bool RoceHost::ack_up_to(Qp& qp, uint32_t psn, TimeNs now) noexcept {
       if (progress) on_progress(qp, now);
       return progress;
     }
-    if (psn_diff(psn, w.last_psn) < 0 || qp.sq.head == qp.sq_send) break;
+    if (psn_diff(psn, w.last_psn) < 0) break;
+    // Acknowledged in full. After a go-back-N the send position may sit on or before this
+    // WQE (the ACK covers packets sent before the rewind): move it past the WQE.
     complete_send_wqe(qp, w, IBV_WC_SUCCESS);
+    if (qp.sq.head == qp.sq_send) {
+      ++qp.sq_send;
+      qp.send_offset = 0;
+    }
     ++qp.sq.head;
     progress = true;
   }
@@ -55,13 +61,20 @@ bool RoceHost::ack_up_to(Qp& qp, uint32_t psn, TimeNs now) noexcept {
     qp.una_psn = una;
     progress = true;
   }
+  // Never resend what the responder has acknowledged: resume at una if sending had been
+  // rewound behind it.
+  if (psn_diff(qp.una_psn, qp.sq_psn) > 0) rewind_to_una(qp);
   if (progress) on_progress(qp, now);
   return progress;
 }
 
 void RoceHost::complete_ack(Qp& qp, const RocePacket& p, TimeNs now) noexcept {
-  // Valid acknowledgements name a PSN in [una - 1, sq_psn - 1].
-  if (psn_diff(p.psn, qp.sq_psn) >= 0 || psn_diff(p.psn, qp.una_psn) < -1) {
+  // Valid acknowledgements name a PSN in [una - 1, highest PSN ever sent]. After a
+  // go-back-N, sq_psn is behind that highest PSN and ACKs for the earlier transmissions
+  // are still valid (they acknowledge data the responder has).
+  const uint32_t top = qp.sent_any ? psn_add(qp.max_sent_psn, 1) : qp.sq_psn;
+  const uint32_t limit = psn_diff(top, qp.sq_psn) > 0 ? top : qp.sq_psn;
+  if (psn_diff(p.psn, limit) >= 0 || psn_diff(p.psn, qp.una_psn) < -1) {
     ++counters_.drops[static_cast<int>(RxDrop::kStaleResponse)];
     return;
   }

@@ -7,7 +7,7 @@ PACKAGES=(
   # build
   build-essential pkg-config meson ninja-build git
   # data plane
-  dpdk libdpdk-dev libibverbs-dev rdma-core libpcap-dev
+  dpdk dpdk-dev libdpdk-dev libibverbs-dev rdma-core libpcap-dev
   # agent: LibTorch with OpenBLAS (takes over libblas.so.3; the netlib reference BLAS is ~6x slower)
   libtorch-dev libopenblas0-pthread libopenblas-dev
   # config and logging

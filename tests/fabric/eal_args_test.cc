@@ -22,7 +22,7 @@ TEST(EalArguments, DefaultsAreInMemoryNoPciOnLcore0) {
 
 TEST(EalArguments, WithoutHugepagesFallsBackToNoHugeWithAUniquePrefix) {
   EXPECT_EQ(joined(eal_arguments(EalOptions{}, false, 42)),
-            "rocemu -l 0 --no-pci --no-huge -m 512 --file-prefix rocemu-42 --no-telemetry");
+            "rocemu -l 0 --no-pci --no-huge -m 512 --file-prefix rocemu-42 --no-shconf --no-telemetry");
 }
 
 TEST(EalArguments, UserArgumentsReplaceOurLcoresAndMemoryMode) {

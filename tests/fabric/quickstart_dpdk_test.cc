@@ -14,6 +14,7 @@ RunConfig quickstart() {
   static const bool eal = [] {
     EalOptions o;
     o.program = "rocemu-fabric-dpdk-test";
+    o.lcores = "0,1";  // lcore 1 for the placement test
     o.user_args = {"--log-level", "lib.eal:error"};
     eal_start(o);
     return true;
@@ -47,6 +48,28 @@ TEST(QuickstartRealtime, RingPortsAreReleasedSoASecondRunWorks) {
   const JobResult r = run_write_job_realtime(cfg);
   EXPECT_TRUE(r.completed && r.verified);
   EXPECT_EQ(rte_eth_dev_count_avail(), before);
+}
+
+TEST(QuickstartRealtime, PortRateEmulationNeverBeatsTheLinkRate) {
+  RunConfig cfg = quickstart();
+  for (auto& l : cfg.topology.topology.mutable_links()) l.rate_bps = kBpsPerGbps;
+  cfg.job.bytes = 2u << 20;
+  const JobResult r = run_write_job_realtime(cfg);
+  ASSERT_TRUE(r.completed && r.verified);
+  // h0 cannot put its frames on a 1 Gbps wire faster than their serialisation time.
+  const TimeNs wire_ns = serialization_ns(r.ports[0].tx_bytes, kBpsPerGbps);
+  EXPECT_GE(r.elapsed_ns, wire_ns);
+  EXPECT_LT(r.goodput_gbps, 1.0 * 1024 / 1082);
+}
+
+TEST(QuickstartRealtime, SwitchPlacedOnAWorkerLcoreStillDeliversEveryByte) {
+  RunConfig cfg = quickstart();
+  cfg.job.bytes = 512u << 10;
+  cfg.testbed.placement["s0"] = 1;
+  const JobResult r = run_write_job_realtime(cfg);
+  ASSERT_TRUE(r.completed);
+  EXPECT_TRUE(r.verified);
+  EXPECT_EQ(r.ports[3].tx_packets, r.ports[0].tx_packets);
 }
 
 }  // namespace rocemu::fabric

@@ -87,3 +87,59 @@ TEST(QuickstartSim, GoBackNRecoversThroughOnePercentLossReorderAndDuplication) {
 }
 
 }  // namespace rocemu::fabric
+
+namespace rocemu::fabric {
+
+TEST(QuickstartSim, CapturesAChosenSwitchPortToPcapng) {
+  RunConfig cfg = quickstart();
+  cfg.job.bytes = 64u << 10;
+  cfg.capture.ports = {PortRef{2, 1}};
+  cfg.capture.names = {"s0:1"};
+  cfg.capture.file = "s0-1.pcapng";
+  const auto dir = std::filesystem::temp_directory_path() / ("rocemu-fabric-cap-" + std::to_string(getpid()));
+  const JobResult r = run_write_job_virtual(cfg, dir.string());
+  ASSERT_TRUE(r.completed && r.verified);
+  const std::string bytes = slurp(dir / "s0-1.pcapng");
+  ASSERT_GE(bytes.size(), 4u);
+  EXPECT_EQ(bytes.substr(0, 4), std::string("\x0a\x0d\x0d\x0a", 4));  // section header block
+  // Every frame out of s0 port 1 (64 data frames) and in (ACKs) is in the file.
+  const uint64_t frames_bytes = r.ports[3].tx_bytes + r.ports[3].rx_bytes;
+  EXPECT_GT(bytes.size(), frames_bytes);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace rocemu::fabric
+
+namespace rocemu::fabric {
+
+TEST(QuickstartSim, TelemetrySeriesShowTheBottleneckPortBusyWhileTheWriteRuns) {
+  RunConfig cfg = quickstart();
+  cfg.telemetry.interval_ns = 100 * kNsPerUs;
+  const auto dir = std::filesystem::temp_directory_path() / ("rocemu-fabric-tel-" + std::to_string(getpid()));
+  const JobResult r = run_write_job_virtual(cfg, dir.string());
+  ASSERT_TRUE(r.completed && r.verified);
+  std::ifstream f(dir / "queues_s0.csv");
+  std::string line;
+  std::getline(f, line);
+  ASSERT_EQ(line.rfind("time_ns,node,port,queue_bytes", 0), 0u);
+  int rows = 0, busy = 0;
+  while (std::getline(f, line)) {
+    ++rows;
+    // time_ns,node,port,queue_bytes,peak,tx_bytes,utilisation,...
+    std::vector<std::string> c;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) c.push_back(x);
+    ASSERT_GE(c.size(), 7u);
+    const TimeNs t = std::stoll(c[0]);
+    if (c[2] == "1" && t >= 200 * kNsPerUs && t + 100 * kNsPerUs <= r.elapsed_ns) {
+      // Data leaves s0 on port 1 at the 10 Gbps line rate (1082-byte frames back to back).
+      EXPECT_GT(std::stod(c[6]), 0.95) << line;
+      ++busy;
+    }
+  }
+  EXPECT_EQ(rows, 2 * (static_cast<int>(r.elapsed_ns / (100 * kNsPerUs)) + 1));
+  EXPECT_GT(busy, 30);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace rocemu::fabric

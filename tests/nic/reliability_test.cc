@@ -274,5 +274,32 @@ TEST(Rnr, RnrRetryCountEndsInRnrRetryExcErr) {
   EXPECT_EQ(hp.host[0]->counters().rnr_naks_received, 3u);
 }
 
+
+// An ACK timeout shorter than the round trip (as with Linux rxe's default against a slow
+// peer): the requester rewinds, and the ACKs of the first transmission then arrive for PSNs
+// beyond the rewound send position. They acknowledge data the responder has, so they must
+// retire the WQE and move sending forward instead of being dropped as stale.
+TEST(Retry, AcksForDataSentBeforeARewindAreAccepted) {
+  nic::NicParams p;
+  nic::ConnectOptions opt;
+  opt.timeout = 1;   // 8.192 us, shorter than the 20 us round trip
+  opt.retry_cnt = 7;
+  HostPair hp(p, 100 * kBpsPerGbps, 10 * kNsPerUs, 3, opt);
+  const size_t n = 256 * 1024;
+  auto a = pattern(n, 5);
+  std::vector<uint8_t> b(n, 0);
+  const auto amr = hp.reg(0, a), bmr = hp.reg(1, b);
+  ibv_sge sge{amr.addr, static_cast<uint32_t>(n), amr.lkey};
+  ibv_send_wr wr = make_wr(1, IBV_WR_RDMA_WRITE, &sge, 1, bmr.addr, bmr.rkey);
+  ASSERT_EQ(hp.host[0]->post_send(hp.qpn[0], &wr, nullptr), 0);
+  std::vector<ibv_wc> wcs;
+  ASSERT_TRUE(hp.wait_wcs(0, 1, wcs, 100 * kNsPerMs));
+  EXPECT_EQ(wcs[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(a, b);
+  const auto& c = hp.host[0]->counters();
+  EXPECT_GE(c.timeouts, 1u);  // the scenario did rewind (and, before the fix, ended in
+                              // IBV_WC_RETRY_EXC_ERR with the data incomplete)
+}
+
 }  // namespace
 }  // namespace rocemu::test
