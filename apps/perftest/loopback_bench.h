@@ -50,6 +50,8 @@ class LoopbackBench {
   LatResult run_lat(uint32_t size_bytes, TimeNs duration_ns);
 
   const nic::RoceHost& host(int i) const { return *hosts_[i]; }
+  /// Host i's buffers (0 client, 1 server), for filling and checking data in tests.
+  Side& side(int i) noexcept { return sides_[i]; }
 
  private:
   class DrivenNode;
