@@ -1,0 +1,263 @@
+// bench_roles.cc — client and server roles of perftest's tests (see bench_roles.h).
+#include "apps/perftest/bench_roles.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace rocemu::perftest {
+
+namespace {
+constexpr TimeNs kNoProgressNs = 10 * kNsPerSec;
+constexpr int kPollBurst = 32;
+constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+
+ibv_wr_opcode wr_opcode(Verb v) noexcept {
+  return v == Verb::kWrite ? IBV_WR_RDMA_WRITE : v == Verb::kRead ? IBV_WR_RDMA_READ : IBV_WR_SEND;
+}
+
+/// A work completion status in words (ibv_wc_status_str without linking libibverbs).
+const char* status_text(int status) noexcept {
+  switch (status) {
+    case IBV_WC_LOC_LEN_ERR:
+      return "local length error";
+    case IBV_WC_LOC_PROT_ERR:
+      return "local protection error";
+    case IBV_WC_WR_FLUSH_ERR:
+      return "work request flushed";
+    case IBV_WC_REM_INV_REQ_ERR:
+      return "remote invalid request";
+    case IBV_WC_REM_ACCESS_ERR:
+      return "remote access error";
+    case IBV_WC_REM_OP_ERR:
+      return "remote operation error";
+    case IBV_WC_RETRY_EXC_ERR:
+      return "transport retry counter exceeded";
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+      return "RNR retry counter exceeded";
+    default:
+      return "error status (see ibv_wc_status)";
+  }
+}
+
+/// Posts one signaled WR of `size` bytes on QP q of side s (towards its peer).
+int post_one(Side& s, uint32_t q, Verb verb, uint32_t size, uint64_t wr_id) noexcept {
+  const bool read = verb == Verb::kRead;
+  ibv_sge sge{reinterpret_cast<uint64_t>(read ? s.recv_buf(q) : s.send_buf(q)), size, s.mr.lkey};
+  ibv_send_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = wr_opcode(verb);
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = read ? s.peer_send_addr(q) : s.peer_recv_addr(q);
+  wr.wr.rdma.rkey = s.peer_mr.rkey;
+  const ibv_send_wr* bad = nullptr;
+  return s.host->post_send(s.qpns[q], &wr, &bad);
+}
+
+int post_receive(Side& s, uint32_t q) noexcept {
+  ibv_sge sge{reinterpret_cast<uint64_t>(s.recv_buf(q)), s.half, s.mr.lkey};
+  ibv_recv_wr wr{};
+  wr.wr_id = q;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  const ibv_recv_wr* bad = nullptr;
+  return s.host->post_recv(s.qpns[q], &wr, &bad);
+}
+}  // namespace
+
+void Side::create(nic::RoceHost& h, const PerftestOptions& o, uint32_t half_bytes) {
+  host = &h;
+  half = half_bytes;
+  region.assign(uint64_t{2} * o.num_qps * half, 0);
+  pd = h.alloc_pd();
+  mr = h.reg_mr(pd, region.data(), region.size(), kAccess);
+  if (mr.lkey == 0) throw std::runtime_error("cannot register a memory region");
+  const uint32_t sq = std::max<uint32_t>(o.tx_depth, 16) * 2;
+  send_cq = h.create_cq(o.num_qps * sq + 64);
+  recv_cq = h.create_cq(o.num_qps * o.rx_depth + 64);
+  for (uint32_t q = 0; q < o.num_qps; ++q) {
+    nic::QpInitAttr qa;
+    qa.pd = pd;
+    qa.send_cq = send_cq;
+    qa.recv_cq = recv_cq;
+    qa.max_send_wr = sq;
+    qa.max_recv_wr = o.rx_depth;
+    const uint32_t qpn = h.create_qp(qa);
+    if (qpn == 0) throw std::runtime_error("cannot create QP " + std::to_string(q));
+    qpns.push_back(qpn);
+  }
+}
+
+void Side::connect(uint32_t q, const nic::QpInfo& peer, const PerftestOptions& o) {
+  nic::ConnectOptions co;
+  co.access = kAccess;
+  co.path_mtu = nic::mtu_enum(o.mtu_bytes);
+  if (int rc = nic::connect_rc(*host, qpns[q], peer, co))
+    throw std::runtime_error("connect_rc of QP " + std::to_string(q) + ": errno " +
+                             std::to_string(rc));
+  for (uint32_t r = 0; r < o.rx_depth; ++r)
+    if (post_receive(*this, q) != 0)
+      throw std::runtime_error("post_recv failed while filling the receive queue");
+}
+
+void TestState::reset(const PerftestOptions& o, uint32_t size_bytes, TimeNs duration) {
+  *this = TestState{};
+  size = size_bytes;
+  duration_ns = duration;
+  for (auto& v : posted) v.assign(o.num_qps, 0);
+  for (auto& v : completed) v.assign(o.num_qps, 0);
+  const uint64_t n = duration != 0 ? (1u << 22) : o.iters * o.num_qps * (o.bidirectional ? 2 : 1);
+  if (o.metric == Metric::kBandwidth) {
+    completion_ns.reserve(n);
+  } else {
+    samples_us.reserve(duration != 0 ? (1u << 22) : o.iters);
+  }
+}
+
+int drain_send_cq(Side& s, TestState& t) noexcept {
+  ibv_wc wc[kPollBurst];
+  const int n = s.host->poll_cq(s.send_cq, kPollBurst, wc);
+  for (int k = 0; k < n; ++k) {
+    if (wc[k].status != IBV_WC_SUCCESS) {
+      t.fail(std::string("send completion: ") + status_text(wc[k].status));
+      return 0;
+    }
+  }
+  return n;
+}
+
+void repost_receives(Side& s, TestState& t, int& got) noexcept {
+  ibv_wc wc[kPollBurst];
+  got = s.host->poll_cq(s.recv_cq, kPollBurst, wc);
+  for (int k = 0; k < got; ++k) {
+    if (wc[k].status != IBV_WC_SUCCESS)
+      return t.fail(std::string("receive completion: ") + status_text(wc[k].status));
+    if (post_receive(s, static_cast<uint32_t>(wc[k].wr_id)) != 0) return t.fail("post_recv failed");
+  }
+}
+
+bool bw_requester_step(Side& s, int r, TestState& t, const PerftestOptions& o,
+                       TimeNs now) noexcept {
+  if (t.start_ns < 0) t.start_ns = t.last_progress_ns = now;
+  const bool posting = t.duration_ns == 0 || now < t.start_ns + t.duration_ns;
+  ibv_wc wc[kPollBurst];
+  const int n = s.host->poll_cq(s.send_cq, kPollBurst, wc);
+  for (int k = 0; k < n; ++k) {
+    if (wc[k].status != IBV_WC_SUCCESS) {
+      t.fail(std::string("send completion: ") + status_text(wc[k].status));
+      return false;
+    }
+    ++t.completed[r][wc[k].wr_id];
+    ++t.messages;
+    if (t.completion_ns.size() < t.completion_ns.capacity()) t.completion_ns.push_back(now);
+    t.last_completion_ns = now;
+    t.last_progress_ns = now;
+  }
+  bool all_done = true;
+  for (uint32_t q = 0; q < o.num_qps; ++q) {
+    uint64_t& posted = t.posted[r][q];
+    while (posting && posted - t.completed[r][q] < o.tx_depth &&
+           (t.duration_ns != 0 || posted < o.iters)) {
+      const int rc = post_one(s, q, o.verb, t.size, q);
+      if (rc == ENOMEM) break;
+      if (rc != 0) {
+        t.fail("post_send: errno " + std::to_string(rc));
+        return false;
+      }
+      if (t.first_post_ns == kNever) t.first_post_ns = now;
+      ++posted;
+    }
+    const bool target = t.duration_ns != 0 ? !posting : posted == o.iters;
+    all_done = all_done && target && t.completed[r][q] == posted;
+  }
+  return all_done;
+}
+
+void lat_client_step(Side& s, TestState& t, const PerftestOptions& o, TimeNs now) noexcept {
+  if (t.start_ns < 0) t.start_ns = t.last_progress_ns = now;
+  const uint32_t last = t.size - 1;
+  if (!t.in_flight) {
+    const bool more = t.duration_ns != 0 ? now < t.start_ns + t.duration_ns : t.exchanges < o.iters;
+    if (!more) {
+      t.done = true;
+      return;
+    }
+    t.mark = static_cast<uint8_t>(t.mark % 255 + 1);  // 1..255: never the cleared 0
+    s.send_buf(0)[last] = t.mark;
+    t.sent_ns = now;
+    if (int rc = post_one(s, 0, o.verb, t.size, 0))
+      return t.fail("post_send: errno " + std::to_string(rc));
+    t.in_flight = true;
+  }
+  bool arrived = false;
+  double factor = 0.5;  // WRITE and SEND: half the round trip
+  const int n = drain_send_cq(s, t);
+  if (t.failed) return;
+  if (o.verb == Verb::kRead && n > 0) {
+    arrived = true;
+    factor = 1.0;
+  } else if (o.verb == Verb::kWrite) {
+    arrived = s.recv_buf(0)[last] == t.mark;
+  } else if (o.verb == Verb::kSend) {
+    int got = 0;
+    repost_receives(s, t, got);
+    arrived = got > 0;
+  }
+  if (arrived) {
+    if (t.samples_us.size() < t.samples_us.capacity())
+      t.samples_us.push_back(static_cast<double>(now - t.sent_ns) * factor / 1e3);
+    ++t.exchanges;
+    t.in_flight = false;
+    t.last_progress_ns = now;
+  }
+}
+
+void lat_server_step(Side& s, TestState& t, const PerftestOptions& o) noexcept {
+  drain_send_cq(s, t);
+  if (t.failed) return;
+  const uint32_t last = t.size - 1;
+  if (o.verb == Verb::kWrite) {
+    const uint8_t m = s.recv_buf(0)[last];
+    if (m != 0 && m != t.echoed_mark) {
+      s.send_buf(0)[last] = m;
+      if (int rc = post_one(s, 0, o.verb, t.size, 0))
+        return t.fail("post_send: errno " + std::to_string(rc));
+      t.echoed_mark = m;
+    }
+  } else if (o.verb == Verb::kSend) {
+    int got = 0;
+    repost_receives(s, t, got);
+    for (int i = 0; i < got && !t.failed; ++i)
+      if (int rc = post_one(s, 0, o.verb, t.size, 0))
+        t.fail("post_send: errno " + std::to_string(rc));
+  }
+}
+
+void check_progress(TestState& t, TimeNs now) noexcept {
+  if (!t.done && t.start_ns >= 0 && now - t.last_progress_ns > kNoProgressNs)
+    t.fail("no completion for " + std::to_string(kNoProgressNs / kNsPerSec) + " s");
+}
+
+BwRow bw_summary(const TestState& t, const PerftestOptions& o) {
+  BwRow row;
+  row.size_bytes = t.size;
+  row.iters = t.duration_ns != 0 ? t.messages : o.iters;
+  const double secs = static_cast<double>(t.last_completion_ns - t.first_post_ns) / 1e9;
+  if (t.messages > 0 && secs > 0) {
+    row.avg_bytes_per_s = static_cast<double>(t.messages) * t.size / secs;
+    row.msg_rate_pps = static_cast<double>(t.messages) / secs;
+  }
+  const auto& c = t.completion_ns;
+  const size_t w = std::max<size_t>(2, std::min<size_t>(o.tx_depth, c.size()));
+  double peak = row.avg_bytes_per_s;
+  for (size_t i = 0; i + w <= c.size(); ++i) {
+    const TimeNs dt = c[i + w - 1] - c[i];
+    if (dt > 0)
+      peak = std::max(peak, static_cast<double>(w - 1) * t.size * 1e9 / static_cast<double>(dt));
+  }
+  row.peak_bytes_per_s = peak;
+  return row;
+}
+
+}  // namespace rocemu::perftest

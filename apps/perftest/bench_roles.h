@@ -1,0 +1,99 @@
+// bench_roles.h — the client and server roles of perftest's six tests on one rocemu endpoint,
+// shared by the loopback pair (both roles in one process) and the network mode (one role).
+//
+// A Side is one host's resources: a region of num_qps x (send half | receive half) of
+// `half` bytes each, its MR, a send and a receive CQ, num_qps RC QPs, receive queues kept
+// full (rx_depth per QP, each receive the whole receive half). The peer's layout is the same,
+// so remote addresses follow from the peer's MR base (perftest's key message vaddr/rkey).
+// The step functions are called once per poll iteration with the poll loop's `now` (ns) and
+// never block. Bandwidth (requester): up to tx_depth signaled WRs in flight per QP, each
+// completion time recorded. Latency ping-pong: WRITE polls the last byte of the receive
+// buffer (the server echoes each new mark), SEND waits for the receive completion, READ
+// times one READ (full round trip; WRITE/SEND samples are half the round trip).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "apps/perftest/perftest_options.h"
+#include "apps/perftest/perftest_report.h"
+#include "common/time_ns.h"
+#include "nic/roce_host.h"
+
+namespace rocemu::perftest {
+
+struct Side {
+  nic::RoceHost* host = nullptr;
+  std::vector<uint8_t> region;
+  uint32_t half = 0;
+  nic::MrInfo mr, peer_mr;
+  uint32_t pd = 0, send_cq = 0, recv_cq = 0;
+  std::vector<uint32_t> qpns;
+
+  /// Registers the region and creates the CQs and num_qps QPs (in RESET) on `h` (not owned).
+  /// Throws std::runtime_error on failure.
+  void create(nic::RoceHost& h, const PerftestOptions& o, uint32_t half_bytes);
+  /// Connects QP q to the peer's `peer` and fills its receive queue (rx_depth receives).
+  /// Throws std::runtime_error on failure.
+  void connect(uint32_t q, const nic::QpInfo& peer, const PerftestOptions& o);
+
+  uint8_t* send_buf(uint32_t q) noexcept { return region.data() + uint64_t{2} * q * half; }
+  uint8_t* recv_buf(uint32_t q) noexcept { return send_buf(q) + half; }
+  uint64_t peer_send_addr(uint32_t q) const noexcept {
+    return peer_mr.addr + uint64_t{2} * q * half;
+  }
+  uint64_t peer_recv_addr(uint32_t q) const noexcept { return peer_send_addr(q) + half; }
+};
+
+/// The state of one test of one message size.
+struct TestState {
+  uint32_t size = 0;
+  TimeNs duration_ns = 0;  // 0: opt.iters
+  TimeNs start_ns = -1, last_progress_ns = 0;
+  bool done = false, failed = false;
+  std::string error;
+  // bandwidth, per requester side (0 client, 1 server with -b) and QP
+  std::vector<uint64_t> posted[2], completed[2];
+  std::vector<TimeNs> completion_ns;  // reserved up front; later completions only counted
+  uint64_t messages = 0;
+  TimeNs first_post_ns = kNever, last_completion_ns = 0;
+  // latency client
+  uint64_t exchanges = 0;
+  bool in_flight = false;
+  uint8_t mark = 0;
+  TimeNs sent_ns = 0;
+  std::vector<double> samples_us;  // reserved up front
+  // latency server
+  uint8_t echoed_mark = 0;
+
+  /// Resets for a test of `size_bytes` (num_qps QPs) and reserves the sample vectors.
+  void reset(const PerftestOptions& o, uint32_t size_bytes, TimeNs duration);
+  void fail(std::string why) {
+    failed = done = true;
+    error = std::move(why);
+  }
+};
+
+/// Requester side `r` of a bandwidth test: polls completions, posts up to tx_depth per QP.
+/// Returns true when every QP of this side finished (iterations, or duration and all
+/// completed); the caller sets t.done when every requester has.
+bool bw_requester_step(Side& s, int r, TestState& t, const PerftestOptions& o, TimeNs now) noexcept;
+/// Reposts a receive for every SEND that arrived; `got` receives the count. Fails t on error.
+void repost_receives(Side& s, TestState& t, int& got) noexcept;
+/// Drains the send CQ (errors fail t); returns the number of successful completions.
+int drain_send_cq(Side& s, TestState& t) noexcept;
+/// Latency client: sends the next ping when none is in flight, records the sample when the
+/// pong arrives; t.done after opt.iters exchanges (or the duration).
+void lat_client_step(Side& s, TestState& t, const PerftestOptions& o, TimeNs now) noexcept;
+/// Latency server: answers each ping (WRITE: echo the new mark; SEND: send back; READ:
+/// nothing, the responder answers).
+void lat_server_step(Side& s, TestState& t, const PerftestOptions& o) noexcept;
+/// Fails t if nothing completed for 10 s.
+void check_progress(TestState& t, TimeNs now) noexcept;
+
+/// The bandwidth row of a finished test: average = bytes / (last completion - first post);
+/// peak = best window of tx_depth consecutive completions (at least 2), never below average.
+BwRow bw_summary(const TestState& t, const PerftestOptions& o);
+
+}  // namespace rocemu::perftest

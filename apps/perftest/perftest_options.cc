@@ -1,0 +1,266 @@
+// perftest_options.cc — perftest's flags parsed into PerftestOptions (see the header).
+#include "apps/perftest/perftest_options.h"
+
+#include <cstdlib>
+#include <map>
+
+namespace rocemu::perftest {
+
+namespace {
+const std::map<std::string, std::pair<Verb, Metric>>& tools() {
+  static const std::map<std::string, std::pair<Verb, Metric>> t = {
+      {"rocemu_write_bw", {Verb::kWrite, Metric::kBandwidth}},
+      {"rocemu_write_lat", {Verb::kWrite, Metric::kLatency}},
+      {"rocemu_send_bw", {Verb::kSend, Metric::kBandwidth}},
+      {"rocemu_send_lat", {Verb::kSend, Metric::kLatency}},
+      {"rocemu_read_bw", {Verb::kRead, Metric::kBandwidth}},
+      {"rocemu_read_lat", {Verb::kRead, Metric::kLatency}}};
+  return t;
+}
+
+/// Unsigned integer in [lo, hi] (decimal or 0x hex, as perftest's strtol(…, 0)).
+bool parse_uint(const std::string& s, uint64_t lo, uint64_t hi, uint64_t& out) {
+  if (s.empty() || s[0] == '-') return false;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(s.c_str(), &end, 0);
+  if (end == s.c_str() || *end != '\0' || v < lo || v > hi) return false;
+  out = v;
+  return true;
+}
+}  // namespace
+
+bool tool_from_name(const std::string& name, Verb& verb, Metric& metric) {
+  const auto it = tools().find(name);
+  if (it == tools().end()) return false;
+  verb = it->second.first;
+  metric = it->second.second;
+  return true;
+}
+
+std::string perftest_usage(const std::string& tool) {
+  return "Usage:\n"
+         "  " +
+         tool +
+         " [options] --loopback [-- EAL args]   server and client in one process\n"
+         "  " +
+         tool +
+         " [options] [-- EAL args]              start a server\n"
+         "  " +
+         tool +
+         " [options] <host> [-- EAL args]       connect to a server at <host>\n"
+         "Options:\n"
+         "  -s, --size=<size>          message size (default 65536 bw, 2 lat)\n"
+         "  -n, --iters=<iters>        iterations (default 5000 bw, 1000 lat)\n"
+         "  -D, --duration=<sec>       run for <sec> seconds instead of -n\n"
+         "  -a, --all                  all sizes 2^1..2^23\n"
+         "  -q, --qp=<num>             number of QPs (1..16)\n"
+         "  -m, --mtu=<mtu>            IB MTU 256|512|1024|2048|4096 (default 1024)\n"
+         "  -t, --tx-depth=<dep>       send queue depth (default 128 bw, 1 lat)\n"
+         "  -r, --rx-depth=<dep>       receive queue depth (default 512)\n"
+         "  -p, --port=<port>          TCP port of the side channel (default 18515)\n"
+         "  -b, --bidirectional        both sides send (bandwidth tests)\n"
+         "  -F, --CPU-freq             do not warn about CPU frequency (accepted, no effect)\n"
+         "  -x, --gid-index=<index>    GID index (accepted; rocemu uses the IPv4-mapped GID)\n"
+         "      --report_gbits         bandwidth in Gb/sec instead of MiB/sec\n"
+         "      --run_infinitely       repeat -D periods until interrupted (default -D 5)\n"
+         "      --out_json[=<file>]    also write the results as JSON (default perftest_out.json)\n"
+         "      --loopback             server and client endpoints in one process (net_ring)\n"
+         "      --link_gbps=<rate>     rate of the emulated loopback wire (default 100)\n"
+         "  -d, --ib-dev=<iface>       network mode: kernel interface of the af_packet port\n"
+         "      --connect_timeout=<s>  client: wait this long for the server (default 10)\n"
+         "      --server_wait=<s>      server: wait this long for a client (default 3600)\n"
+         "  -h, --help                 this text\n";
+}
+
+ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std::string>& args) {
+  ParseOutcome out;
+  PerftestOptions& o = out.opt;
+  o.tool = tool;
+  if (!tool_from_name(tool, o.verb, o.metric)) {
+    out.exit_code = 2;
+    out.message = tool + ": not a rocemu perftest tool name (rocemu_{write,send,read}_{bw,lat})\n";
+    return out;
+  }
+  const bool lat = o.metric == Metric::kLatency;
+  o.size_bytes = lat ? 2 : 65536;
+  o.iters = lat ? 1000 : 5000;
+  o.tx_depth = lat ? 1 : 128;
+  bool size_set = false, iters_set = false, duration_set = false;
+  auto bad = [&](const std::string& why) {
+    out.exit_code = 2;
+    out.message = tool + ": " + why + "\n" + perftest_usage(tool);
+    return out;
+  };
+  // Short and long spellings of the flags that take a value, and of the switches.
+  static const std::map<std::string, char> valued = {
+      {"-s", 's'},           {"--size", 's'},
+      {"-n", 'n'},           {"--iters", 'n'},
+      {"-D", 'D'},           {"--duration", 'D'},
+      {"-q", 'q'},           {"--qp", 'q'},
+      {"-m", 'm'},           {"--mtu", 'm'},
+      {"-t", 't'},           {"--tx-depth", 't'},
+      {"-r", 'r'},           {"--rx-depth", 'r'},
+      {"-p", 'p'},           {"--port", 'p'},
+      {"-x", 'x'},           {"--gid-index", 'x'},
+      {"--link_gbps", 'L'},  {"-d", 'd'},
+      {"--ib-dev", 'd'},     {"--connect_timeout", 'c'},
+      {"--server_wait", 'w'}};
+  static const std::map<std::string, char> switches = {{"-a", 'a'},
+                                                       {"--all", 'a'},
+                                                       {"-b", 'b'},
+                                                       {"--bidirectional", 'b'},
+                                                       {"-F", 'F'},
+                                                       {"--CPU-freq", 'F'},
+                                                       {"--report_gbits", 'g'},
+                                                       {"--run_infinitely", 'i'},
+                                                       {"--loopback", 'l'},
+                                                       {"-h", 'h'},
+                                                       {"--help", 'h'},
+                                                       {"--out_json", 'j'}};
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    if (a == "--") {
+      o.eal_args.assign(args.begin() + static_cast<long>(i) + 1, args.end());
+      break;
+    }
+    std::string value;
+    bool has_value = false;
+    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
+      value = a.substr(a.find('=') + 1);
+      a = a.substr(0, a.find('='));
+      has_value = true;
+    }
+    if (a.rfind("--out_json", 0) == 0 && a == "--out_json") {
+      o.out_json = has_value ? value : "perftest_out.json";
+      if (o.out_json.empty()) return bad("--out_json= needs a file name");
+      continue;
+    }
+    if (auto s = switches.find(a); s != switches.end()) {
+      if (has_value) return bad("option '" + a + "' takes no value");
+      switch (s->second) {
+        case 'a':
+          o.all_sizes = true;
+          break;
+        case 'b':
+          o.bidirectional = true;
+          break;
+        case 'F':
+          o.ignore_cpu_freq = true;
+          break;
+        case 'g':
+          o.report_gbits = true;
+          break;
+        case 'i':
+          o.run_infinitely = true;
+          break;
+        case 'l':
+          o.loopback = true;
+          break;
+        case 'h':
+          out.exit_code = 0;
+          out.message = perftest_usage(tool);
+          return out;
+        default:
+          break;
+      }
+      continue;
+    }
+    if (auto v = valued.find(a); v != valued.end()) {
+      if (!has_value) {
+        if (i + 1 >= args.size()) return bad("option '" + a + "' needs a value");
+        value = args[++i];
+      }
+      uint64_t n = 0;
+      switch (v->second) {
+        case 's':
+          if (!parse_uint(value, 1, 1u << 23, n)) return bad("-s=" + value + ": 1..8388608");
+          o.size_bytes = static_cast<uint32_t>(n);
+          size_set = true;
+          break;
+        case 'n':
+          if (!parse_uint(value, 5, 100'000'000, n)) return bad("-n=" + value + ": 5..1e8");
+          o.iters = n;
+          iters_set = true;
+          break;
+        case 'D':
+          if (!parse_uint(value, 1, 86400, n)) return bad("-D=" + value + ": 1..86400 s");
+          o.duration_s = static_cast<uint32_t>(n);
+          duration_set = true;
+          break;
+        case 'q':
+          if (!parse_uint(value, 1, 16, n)) return bad("-q=" + value + ": 1..16");
+          o.num_qps = static_cast<uint32_t>(n);
+          break;
+        case 'm':
+          if (!parse_uint(value, 256, 4096, n) || (n & (n - 1)) != 0)
+            return bad("-m=" + value + ": 256, 512, 1024, 2048 or 4096");
+          o.mtu_bytes = static_cast<uint32_t>(n);
+          break;
+        case 't':
+          if (!parse_uint(value, 1, 1024, n)) return bad("-t=" + value + ": 1..1024");
+          o.tx_depth = static_cast<uint32_t>(n);
+          break;
+        case 'r':
+          if (!parse_uint(value, 1, 4096, n)) return bad("-r=" + value + ": 1..4096");
+          o.rx_depth = static_cast<uint32_t>(n);
+          break;
+        case 'p':
+          if (!parse_uint(value, 1, 65535, n)) return bad("-p=" + value + ": 1..65535");
+          o.tcp_port = static_cast<uint16_t>(n);
+          break;
+        case 'x':
+          if (!parse_uint(value, 0, 255, n)) return bad("-x=" + value + ": 0..255");
+          o.gid_index = static_cast<int>(n);
+          break;
+        case 'd':
+          if (value.empty() || value.size() > 15) return bad("-d=" + value + ": an interface name");
+          o.iface = value;
+          break;
+        case 'c':
+          if (!parse_uint(value, 1, 3600, n))
+            return bad("--connect_timeout=" + value + ": 1..3600 s");
+          o.connect_timeout_s = static_cast<uint32_t>(n);
+          break;
+        case 'w':
+          if (!parse_uint(value, 1, 86400, n))
+            return bad("--server_wait=" + value + ": 1..86400 s");
+          o.server_wait_s = static_cast<uint32_t>(n);
+          break;
+        case 'L': {
+          char* end = nullptr;
+          const double g = std::strtod(value.c_str(), &end);
+          if (value.empty() || *end != '\0' || !(g > 0.0 && g <= 400.0))
+            return bad("--link_gbps=" + value + ": (0, 400]");
+          o.link_gbps = g;
+          break;
+        }
+        default:
+          break;
+      }
+      continue;
+    }
+    if (a.empty() || a[0] == '-') return bad("unknown option '" + args[i] + "'");
+    if (!o.server_name.empty()) return bad("more than one server name ('" + a + "')");
+    o.server_name = a;
+  }
+  if (size_set && o.all_sizes) return bad("-s and -a exclude each other");
+  if (duration_set && iters_set) return bad("-D and -n exclude each other");
+  if (o.run_infinitely && !duration_set) o.duration_s = 5;
+  if (o.bidirectional && lat) return bad("-b is for bandwidth tests");
+  if (o.loopback && !o.server_name.empty()) return bad("--loopback takes no server name");
+  if (!o.loopback && o.iface.empty())
+    return bad("give --loopback, or -d <interface> for a server or client on a DPDK port");
+  if (!o.loopback && o.bidirectional) return bad("-b needs --loopback (not in network mode yet)");
+  if (!o.loopback && o.mtu_bytes > 1024) return bad("-m above 1024 needs --loopback");
+  if (lat && o.tx_depth != 1) o.tx_depth = 1;  // ping-pong: one message in flight
+  return out;
+}
+
+std::vector<uint32_t> run_sizes(const PerftestOptions& opt) {
+  if (!opt.all_sizes) return {opt.size_bytes};
+  std::vector<uint32_t> s;
+  for (uint32_t b = 2; b <= (1u << 23); b <<= 1) s.push_back(b);
+  return s;
+}
+
+}  // namespace rocemu::perftest

@@ -1,0 +1,74 @@
+// perftest_options.h — the command line of rocemu's perftest-style tools (rocemu_write_bw,
+// rocemu_write_lat, rocemu_send_bw, rocemu_send_lat, rocemu_read_bw, rocemu_read_lat).
+//
+// Flags follow perftest 4.5 (linux-rdma/perftest, src/perftest_parameters.c): -s size, -n
+// iterations, -D duration, -a all sizes (2^1..2^23), -q QPs, -m MTU, -t tx depth, -r rx depth,
+// -p TCP port (18515), -b bidirectional, -F (ignore CPU frequency warnings), -x GID index,
+// --report_gbits, --run_infinitely, --out_json[=FILE]; rocemu adds --loopback (server and
+// client endpoints in one process over a net_ring wire), --link_gbps, -d <iface> (the kernel
+// interface a server or client runs its af_packet port on), --connect_timeout, --server_wait. EAL
+// arguments follow
+// `--`. Defaults as perftest: -s 65536 for bandwidth, 2 for latency; -n 5000 for bandwidth,
+// 1000 for latency; -t 128 (bw) / 1 (lat); -r 512. Pure: no EAL, no I/O.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rocemu::perftest {
+
+enum class Verb : uint8_t { kWrite, kSend, kRead };
+enum class Metric : uint8_t { kBandwidth, kLatency };
+
+struct PerftestOptions {
+  Verb verb = Verb::kWrite;
+  Metric metric = Metric::kBandwidth;
+  std::string tool = "rocemu_write_bw";
+  uint32_t size_bytes = 65536;
+  uint64_t iters = 5000;
+  uint32_t duration_s = 0;  // -D: run for this long instead of -n iterations (0 = off)
+  bool all_sizes = false;
+  uint32_t num_qps = 1;
+  uint32_t mtu_bytes = 1024;
+  uint32_t tx_depth = 128;
+  uint32_t rx_depth = 512;
+  uint16_t tcp_port = 18515;
+  bool bidirectional = false;
+  bool ignore_cpu_freq = false;  // -F: accepted (rocemu reads the TSC, never CPU frequency)
+  int gid_index = -1;
+  bool report_gbits = false;
+  bool run_infinitely = false;
+  std::string out_json;  // empty: no JSON; else the file written
+  bool loopback = false;
+  double link_gbps = 100.0;  // --link_gbps: the emulated wire of the loopback pair
+  std::string server_name;   // client mode when set
+  std::string iface;         // -d: kernel interface of the DPDK af_packet port (network mode)
+  uint32_t connect_timeout_s = 10;  // --connect_timeout: client's wait for the server
+  uint32_t server_wait_s = 3600;    // --server_wait: server's wait for a client
+  std::vector<std::string> eal_args;
+};
+
+/// What parse_perftest_args decided: run (exit_code < 0) or exit with `exit_code` after
+/// printing `message` (usage on stderr for 2, help on stdout for 0).
+struct ParseOutcome {
+  PerftestOptions opt;
+  int exit_code = -1;
+  std::string message;
+};
+
+/// Verb and metric of a tool name (the basename of argv[0], e.g. "rocemu_read_lat");
+/// false if the name is not one of the six tools.
+bool tool_from_name(const std::string& name, Verb& verb, Metric& metric);
+
+/// The usage text of `tool`.
+std::string perftest_usage(const std::string& tool);
+
+/// Parses argv[1..] of `tool` (args exclude argv[0]). Unknown flags, missing or out-of-range
+/// values give exit_code 2 with the reason and the usage; -h/--help gives 0.
+ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std::string>& args);
+
+/// The message sizes of one run: {size} or, with -a, 2^1..2^23 (perftest's -a).
+std::vector<uint32_t> run_sizes(const PerftestOptions& opt);
+
+}  // namespace rocemu::perftest

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""check_perftest_output.py MODE TOOL ARGS... — runs a rocemu perftest tool and checks its output.
+
+MODE bw | bw-gbits: exit 0, perftest's bandwidth header (exact), one row whose #iterations is
+  the -n given, BW average > 0, BW peak >= BW average, MsgRate > 0; and the --out_json file
+  (added here) agrees with the row.
+MODE lat: exit 0, the latency header (exact), one row with #iterations = -n and
+  0 < t_min <= t_typical <= t_max, t_min <= t_avg <= t_max, 99% <= 99.9% <= t_max.
+The TOOL may be scripts/testbed/perftest_2host.sh followed by the real tool.
+MODE usage: exit 2, "Usage:" and the offending flag on stderr, nothing on stdout.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BW_MIB = (" #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   "
+          "MsgRate[Mpps]")
+BW_GB = " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]"
+LAT = (" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
+       "t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] ")
+
+
+def fail(msg, out="", err=""):
+    print("FAIL:", msg)
+    print("--- stdout\n" + out + "--- stderr\n" + err)
+    sys.exit(1)
+
+
+def main():
+    mode, tool, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    json_path = None
+    if mode != "usage":
+        fd, json_path = tempfile.mkstemp(suffix=".json", prefix="rocemu-perftest-")
+        os.close(fd)
+        args = args + ["--out_json=" + json_path]
+    p = subprocess.run([tool] + args, capture_output=True, text=True, timeout=110)
+    out, err = p.stdout, p.stderr
+    if mode == "usage":
+        if p.returncode != 2:
+            fail("exit %d, want 2" % p.returncode, out, err)
+        if "Usage:" not in err or args[-1] not in err:
+            fail("usage or the flag missing from stderr", out, err)
+        if "#bytes" in out:
+            fail("a table was printed for a usage error", out, err)
+        print("ok: usage error exits 2")
+        return
+    if p.returncode != 0:
+        fail("exit %d" % p.returncode, out, err)
+    header = {"bw": BW_MIB, "bw-gbits": BW_GB, "lat": LAT}[mode]
+    lines = out.splitlines()
+    if header not in lines:
+        fail("exact header missing: %r" % header, out, err)
+    row = lines[lines.index(header) + 1].split()
+    iters = int(args[args.index("-n") + 1])
+    size = int(args[args.index("-s") + 1])
+    with open(json_path) as f:
+        results = json.load(f)["results"]
+    os.unlink(json_path)
+    if len(results) != 1 or results[0]["bytes"] != size:
+        fail("JSON results %r" % results, out, err)
+    if int(row[0]) != size or int(row[1]) != iters:
+        fail("row %r: want %d bytes, %d iterations" % (row, size, iters), out, err)
+    vals = [float(x) for x in row[2:]]
+    if mode.startswith("bw"):
+        peak, avg, rate = vals
+        if not (avg > 0 and peak >= avg and rate > 0):
+            fail("bandwidth row %r" % row, out, err)
+        key = "bw_avg_gbps" if mode == "bw-gbits" else "bw_avg_mib_s"
+        if abs(results[0][key] - avg) > 0.01 + 1e-3 * avg:
+            fail("JSON %s=%r, table %r" % (key, results[0][key], avg), out, err)
+        print("ok: %s avg %.2f peak %.2f %s" % (" ".join(os.path.basename(a) for a in [tool] + args[:1]), avg, peak,
+                                              "Gb/s" if mode == "bw-gbits" else "MiB/s"))
+    else:
+        tmin, tmax, typ, avg, stdev, p99, p999 = vals
+        if not (0 < tmin <= typ <= tmax and tmin <= avg <= tmax and p99 <= p999 <= tmax
+                and stdev >= 0):
+            fail("latency row %r" % row, out, err)
+        if abs(results[0]["t_typical_us"] - typ) > 0.01:
+            fail("JSON t_typical %r, table %r" % (results[0]["t_typical_us"], typ), out, err)
+        print("ok: %s typical %.2f us, p99 %.2f us" % (" ".join(os.path.basename(a) for a in [tool] + args[:1]), typ, p99))
+
+
+if __name__ == "__main__":
+    main()

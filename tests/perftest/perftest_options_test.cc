@@ -1,0 +1,160 @@
+// perftest_options_test.cc — perftest's flags (perftest 4.5 perftest_parameters.c) parsed into
+// PerftestOptions: defaults per tool, long and short spellings, usage errors exit 2.
+#include "apps/perftest/perftest_options.h"
+
+#include <gtest/gtest.h>
+
+namespace rocemu::perftest {
+namespace {
+
+ParseOutcome parse(const std::string& tool, std::vector<std::string> a) {
+  return parse_perftest_args(tool, a);
+}
+
+TEST(PerftestOptions, ToolNamesGiveVerbAndMetric) {
+  Verb v;
+  Metric m;
+  ASSERT_TRUE(tool_from_name("rocemu_read_lat", v, m));
+  EXPECT_EQ(v, Verb::kRead);
+  EXPECT_EQ(m, Metric::kLatency);
+  ASSERT_TRUE(tool_from_name("rocemu_send_bw", v, m));
+  EXPECT_EQ(v, Verb::kSend);
+  EXPECT_EQ(m, Metric::kBandwidth);
+  EXPECT_FALSE(tool_from_name("ib_write_bw", v, m));
+}
+
+TEST(PerftestOptions, DefaultsFollowPerftestPerMetric) {
+  const auto bw = parse("rocemu_write_bw", {"--loopback"});
+  ASSERT_EQ(bw.exit_code, -1) << bw.message;
+  EXPECT_EQ(bw.opt.size_bytes, 65536u);
+  EXPECT_EQ(bw.opt.iters, 5000u);
+  EXPECT_EQ(bw.opt.tx_depth, 128u);
+  EXPECT_EQ(bw.opt.rx_depth, 512u);
+  EXPECT_EQ(bw.opt.tcp_port, 18515);
+  EXPECT_EQ(bw.opt.mtu_bytes, 1024u);
+  EXPECT_TRUE(bw.opt.loopback);
+  const auto lat = parse("rocemu_send_lat", {"--loopback"});
+  ASSERT_EQ(lat.exit_code, -1);
+  EXPECT_EQ(lat.opt.size_bytes, 2u);
+  EXPECT_EQ(lat.opt.iters, 1000u);
+  EXPECT_EQ(lat.opt.tx_depth, 1u);
+}
+
+TEST(PerftestOptions, ShortLongAndEqualsSpellingsAllParse) {
+  const auto o = parse("rocemu_write_bw", {"-s",
+                                           "4096",
+                                           "--iters=300",
+                                           "-q",
+                                           "4",
+                                           "--mtu",
+                                           "4096",
+                                           "-t",
+                                           "64",
+                                           "-r",
+                                           "256",
+                                           "-p",
+                                           "20000",
+                                           "-b",
+                                           "-F",
+                                           "-x",
+                                           "3",
+                                           "--report_gbits",
+                                           "--out_json=res.json",
+                                           "--link_gbps=25",
+                                           "--loopback",
+                                           "--",
+                                           "--no-huge",
+                                           "-m",
+                                           "256"});
+  ASSERT_EQ(o.exit_code, -1) << o.message;
+  EXPECT_EQ(o.opt.size_bytes, 4096u);
+  EXPECT_EQ(o.opt.iters, 300u);
+  EXPECT_EQ(o.opt.num_qps, 4u);
+  EXPECT_EQ(o.opt.mtu_bytes, 4096u);
+  EXPECT_EQ(o.opt.tx_depth, 64u);
+  EXPECT_EQ(o.opt.rx_depth, 256u);
+  EXPECT_EQ(o.opt.tcp_port, 20000);
+  EXPECT_TRUE(o.opt.bidirectional);
+  EXPECT_TRUE(o.opt.ignore_cpu_freq);
+  EXPECT_EQ(o.opt.gid_index, 3);
+  EXPECT_TRUE(o.opt.report_gbits);
+  EXPECT_EQ(o.opt.out_json, "res.json");
+  EXPECT_DOUBLE_EQ(o.opt.link_gbps, 25.0);
+  EXPECT_TRUE(o.opt.loopback);
+  EXPECT_EQ(o.opt.eal_args, (std::vector<std::string>{"--no-huge", "-m", "256"}));
+}
+
+TEST(PerftestOptions, NetworkModeNeedsAnInterfaceAndTakesAServerName) {
+  const auto c = parse("rocemu_write_bw", {"-d", "rocemu-va", "--connect_timeout=3", "10.0.0.2"});
+  ASSERT_EQ(c.exit_code, -1) << c.message;
+  EXPECT_EQ(c.opt.iface, "rocemu-va");
+  EXPECT_EQ(c.opt.server_name, "10.0.0.2");
+  EXPECT_EQ(c.opt.connect_timeout_s, 3u);
+  const auto s = parse("rocemu_write_bw", {"--ib-dev=rocemu-vb", "--server_wait=60"});
+  ASSERT_EQ(s.exit_code, -1) << s.message;
+  EXPECT_TRUE(s.opt.server_name.empty());
+  EXPECT_EQ(s.opt.server_wait_s, 60u);
+  EXPECT_EQ(parse("rocemu_write_bw", {"10.0.0.2"}).exit_code, 2);  // no -d, no --loopback
+  EXPECT_EQ(parse("rocemu_write_bw", {"-d", "x", "-b"}).exit_code, 2);
+  EXPECT_EQ(parse("rocemu_write_bw", {"-d", "x", "-m", "4096"}).exit_code, 2);
+}
+
+TEST(PerftestOptions, UnknownFlagExitsTwoWithUsage) {
+  const auto o = parse("rocemu_write_bw", {"--loopback", "--frobnicate"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.message.find("unknown option '--frobnicate'"), std::string::npos);
+  EXPECT_NE(o.message.find("Usage:"), std::string::npos);
+}
+
+TEST(PerftestOptions, BadValuesExitTwoNamingTheFlag) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"-m", "1000"},
+                                                                {"-s", "0"},
+                                                                {"-s", "abc"},
+                                                                {"-q", "17"},
+                                                                {"-n", "2"},
+                                                                {"-t", "0"},
+                                                                {"-s"},
+                                                                {"-s", "8", "-a"},
+                                                                {"-n", "10", "-D", "2"},
+                                                                {"--link_gbps=0"},
+                                                                {"--loopback", "host"},
+                                                                {"--report_gbits=1"}}) {
+    std::vector<std::string> full = args;
+    full.push_back("--loopback");  // otherwise valid: the error is the flag's own
+    const auto o = parse("rocemu_write_bw", full);
+    EXPECT_EQ(o.exit_code, 2) << args[0];
+    EXPECT_NE(o.message.find("Usage:"), std::string::npos) << args[0];
+    EXPECT_NE(o.message.find(args[0].substr(0, args[0].find('='))), std::string::npos) << o.message;
+  }
+  EXPECT_EQ(parse("rocemu_write_lat", {"--loopback", "-b"}).exit_code, 2);
+  EXPECT_EQ(parse("not_a_tool", {}).exit_code, 2);
+}
+
+TEST(PerftestOptions, HelpExitsZero) {
+  const auto o = parse("rocemu_read_bw", {"--help"});  // help wins over missing --loopback
+  EXPECT_EQ(o.exit_code, 0);
+  EXPECT_NE(o.message.find("rocemu_read_bw"), std::string::npos);
+}
+
+TEST(PerftestOptions, AllSizesArePowersOfTwoFrom2To8MiB) {
+  auto o = parse("rocemu_write_bw", {"-a", "--loopback"});
+  ASSERT_EQ(o.exit_code, -1);
+  const auto s = run_sizes(o.opt);
+  ASSERT_EQ(s.size(), 23u);
+  EXPECT_EQ(s.front(), 2u);
+  EXPECT_EQ(s.back(), 8u << 20);
+  o.opt.all_sizes = false;
+  EXPECT_EQ(run_sizes(o.opt), std::vector<uint32_t>{65536});
+}
+
+TEST(PerftestOptions, RunInfinitelyDefaultsToFiveSecondPeriods) {
+  const auto o = parse("rocemu_write_bw", {"--run_infinitely", "--loopback"});
+  ASSERT_EQ(o.exit_code, -1);
+  EXPECT_TRUE(o.opt.run_infinitely);
+  EXPECT_EQ(o.opt.duration_s, 5u);
+  EXPECT_EQ(parse("rocemu_write_bw", {"--out_json", "--loopback"}).opt.out_json,
+            "perftest_out.json");
+}
+
+}  // namespace
+}  // namespace rocemu::perftest
