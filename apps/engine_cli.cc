@@ -1,6 +1,9 @@
 // engine_cli.cc — argument parsing and help of the engine apps.
 #include "apps/engine_cli.h"
 
+#include "fabric/eal.h"
+
+#include <cstdio>
 #include <cstdlib>
 
 namespace rocemu::apps {
@@ -149,6 +152,30 @@ void apply_overrides(const EngineCli& cli, fabric::RunConfig& cfg) {
   if (cli.ports) fabric::parse_backend(*cli.ports, cfg.testbed.backend);
   if (cli.time_limit_s)
     cfg.testbed.time_limit_ns = static_cast<TimeNs>(*cli.time_limit_s * static_cast<double>(kNsPerSec));
+}
+
+int finish_workload(const char* program, const fabric::WorkloadResult& w, const std::string& out_dir) {
+  std::fputs(fabric::workload_text(w).c_str(), stdout);
+  fabric::write_workload_files(w, out_dir);
+  std::printf("results: %s/flows.csv, %s/bins.csv, %s/metrics.csv\n", out_dir.c_str(),
+              out_dir.c_str(), out_dir.c_str());
+  if (!w.all_finished)
+    std::fprintf(stderr, "%s: %llu flows unfinished at the end of the run, %llu failed\n", program,
+                 static_cast<unsigned long long>(w.summary.flows_unfinished),
+                 static_cast<unsigned long long>(w.flows_failed));
+  fabric::eal_stop();
+  return w.flows_failed == 0 && !w.records.empty() ? 0 : 1;
+}
+
+int finish_write_job(const char* program, const fabric::JobResult& r, const std::string& out_dir) {
+  std::fputs(fabric::to_text(r).c_str(), stdout);
+  fabric::write_result_files(r, out_dir);
+  std::printf("results: %s/summary.json, %s/summary.csv\n", out_dir.c_str(), out_dir.c_str());
+  if (!r.completed) std::fprintf(stderr, "%s: the job did not complete\n", program);
+  if (!r.verified)
+    std::fprintf(stderr, "%s: data at the destination does not match the source\n", program);
+  fabric::eal_stop();
+  return r.completed && r.verified ? 0 : 1;
 }
 
 }  // namespace rocemu::apps

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "fabric/run_config.h"
+#include "fabric/workload_job.h"
+#include "fabric/write_job.h"
 
 namespace rocemu::apps {
 
@@ -33,5 +35,12 @@ EngineCli parse_engine_cli(EngineKind kind, int argc, char** argv);
 std::string engine_help(EngineKind kind, const std::string& program);
 /// Applies --seed, --until-us, --ports, --time-limit-s to `cfg`.
 void apply_overrides(const EngineCli& cli, fabric::RunConfig& cfg);
+
+/// Prints a workload run's summary, writes flows/bins/metrics CSV to `out_dir`, stops EAL
+/// and returns the exit status (0: no flow failed and at least one finished).
+int finish_workload(const char* program, const fabric::WorkloadResult& w, const std::string& out_dir);
+/// Prints a write job's summary, writes summary.json/csv to `out_dir`, stops EAL and returns
+/// the exit status (0: completed and the data verified).
+int finish_write_job(const char* program, const fabric::JobResult& r, const std::string& out_dir);
 
 }  // namespace rocemu::apps

@@ -37,26 +37,9 @@ int main(int argc, char** argv) {
     eal.program = "rocemu-sim";
     eal.user_args = {"--log-level", "lib.eal:error"};
     fabric::eal_start(eal);
-    if (cfg.workload) {
-      const fabric::WorkloadResult w = fabric::run_workload_virtual(cfg);
-      std::fputs(fabric::workload_text(w).c_str(), stdout);
-      fabric::write_workload_files(w, cli.out_dir);
-      std::printf("results: %s/flows.csv, %s/bins.csv, %s/metrics.csv\n", cli.out_dir.c_str(),
-                  cli.out_dir.c_str(), cli.out_dir.c_str());
-      if (!w.all_finished)
-        std::fprintf(stderr, "rocemu-sim: %llu flows unfinished at the end of the run, %llu failed\n",
-                     static_cast<unsigned long long>(w.summary.flows_unfinished),
-                     static_cast<unsigned long long>(w.flows_failed));
-      return w.flows_failed == 0 && !w.records.empty() ? 0 : 1;
-    }
-    const fabric::JobResult r = fabric::run_write_job_virtual(cfg, cli.out_dir);
-    std::fputs(fabric::to_text(r).c_str(), stdout);
-    fabric::write_result_files(r, cli.out_dir);
-    std::printf("results: %s/summary.json, %s/summary.csv\n", cli.out_dir.c_str(), cli.out_dir.c_str());
-    if (!r.completed) std::fprintf(stderr, "rocemu-sim: the job did not complete\n");
-    if (!r.verified) std::fprintf(stderr, "rocemu-sim: data at the destination does not match the source\n");
-    fabric::eal_stop();
-    return r.completed && r.verified ? 0 : 1;
+    if (cfg.workload)
+      return apps::finish_workload("rocemu-sim", fabric::run_workload_virtual(cfg), cli.out_dir);
+    return apps::finish_write_job("rocemu-sim", fabric::run_write_job_virtual(cfg, cli.out_dir), cli.out_dir);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "rocemu-sim: %s\n", e.what());
     return kExitUsage;

@@ -3,13 +3,21 @@
 
 #include <cstring>
 
+#include <rte_cpuflags.h>
 #include <rte_net_crc.h>
+
+// rte_vect.h of DPDK 22.11 declares this without C linkage in C++; declare it ourselves.
+extern "C" uint16_t rte_vect_get_max_simd_bitwidth(void);
 
 namespace rocemu {
 
 void icrc_select_fastest() noexcept {
-  // rte_net_crc_set_alg falls back by itself when AVX-512 is not allowed or not present.
-  rte_net_crc_set_alg(RTE_NET_CRC_AVX512);
+  // rte_net_crc_set_alg falls back by itself, but prints a warning when asked for AVX-512 on
+  // a CPU (or EAL SIMD limit) without it: ask only for what is there.
+  const bool avx512 = rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512F) > 0 &&
+                      rte_cpu_get_flag_enabled(RTE_CPUFLAG_VPCLMULQDQ) > 0 &&
+                      rte_vect_get_max_simd_bitwidth() >= 512;
+  rte_net_crc_set_alg(avx512 ? RTE_NET_CRC_AVX512 : RTE_NET_CRC_SSE42);
 }
 
 uint32_t icrc_compute(uint8_t* frame, uint32_t ip_off, uint32_t icrc_off) noexcept {
