@@ -32,9 +32,9 @@ if ! command -v dpdk-testpmd >/dev/null 2>&1; then
   echo "dpdk-testpmd: not installed on this machine (Debian package dpdk ships it); no ratio"
   exit 0
 fi
-# testpmd needs a forwarding lcore besides its main one: lcore 1 forwards, lcore 0 only
-# prints statistics, so both sides use one busy core.
-timeout -s INT "$secs" dpdk-testpmd -l 0,1 --no-pci "${mem[@]}" --no-telemetry \
+# testpmd needs a forwarding lcore besides its main one: lcore 0 forwards (as our loop
+# does), lcore 1 is its main lcore and only prints statistics.
+timeout -s INT "$secs" dpdk-testpmd -l 0,1 --main-lcore 1 --no-pci "${mem[@]}" --no-telemetry \
   --vdev=net_ring0 --vdev=net_ring1 -- --forward-mode=io --tx-first --stats-period=1 \
   --total-num-mbufs=8192 >"$tmp/testpmd.txt" 2>&1 || true
 # Last per-port "Rx-pps:" of each port: the final complete statistics block.
