@@ -10,9 +10,9 @@ DcqcnPort::DcqcnPort(const DcqcnConfig& cfg, uint32_t max_qps)
       windows_(max_qps, BdpWindow(cfg.window_bytes)),
       np_flows_(max_qps),
       backlogged_(max_qps, 0),
+      rp_deadlines_(max_qps),
       pacer_(max_qps, cfg.line_rate_bps, cfg.pacer_burst_bytes),
-      np_(cfg.cnp_interval_ns),
-      rp_deadlines_(max_qps) {
+      np_(cfg.cnp_interval_ns) {
   rps_.reserve(max_qps);
   for (uint32_t i = 0; i < max_qps; ++i) {
     rps_.emplace_back(cfg);
