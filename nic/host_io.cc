@@ -3,15 +3,65 @@
 // data round-robin over QPs (each QP's pending READ responses before its own requests),
 // skipping QPs held by their pacer or an RNR wait and priorities paused by PFC (802.1Qbb:
 // a pause of `quanta` lasts quanta x 512 bit times at the link rate; quanta 0 resumes).
+// The engine calls next_deadline() after every rx/tx/on_timer, so nothing here scans every
+// QP per call: a QP something touched is re-examined (touch), the loops visit only the
+// candidate bits in the order a full scan would, and the deadline is a MinTree over QPs.
 #include <rte_mbuf.h>
 
 #include <algorithm>
+#include <bit>
 
 #include "nic/roce_host.h"
 
 namespace rocemu::nic {
 
 using namespace wire;
+
+namespace {
+
+/// Index of the first set bit of `bits` in [from, end), or `end` if there is none.
+uint32_t next_bit(const std::vector<uint64_t>& bits, uint32_t from, uint32_t end) noexcept {
+  for (uint32_t w = from / 64; w * 64 < end; ++w) {
+    uint64_t word = bits[w];
+    if (w == from / 64) word &= ~uint64_t{0} << (from % 64);
+    if (word != 0) return std::min(end, w * 64 + static_cast<uint32_t>(std::countr_zero(word)));
+  }
+  return end;
+}
+
+void clear_bit(std::vector<uint64_t>& bits, uint32_t i) noexcept {
+  bits[i / 64] &= ~(uint64_t{1} << (i % 64));
+}
+
+}  // namespace
+
+void RoceHost::track_new_qp() {
+  const auto n = static_cast<uint32_t>(qps_.size());
+  ctl_candidates_.resize((n + 63) / 64, 0);
+  data_candidates_.resize((n + 63) / 64, 0);
+  timer_candidates_.resize((n + 63) / 64, 0);
+  qp_deadlines_.resize(n);
+  dirty_.resize(n, 0);
+  dirty_qps_.reserve(n);
+  all_dirty_ = true;
+  touch(n - 1);
+}
+
+void RoceHost::touch(uint32_t index) noexcept {
+  const uint64_t bit = uint64_t{1} << (index % 64);
+  ctl_candidates_[index / 64] |= bit;
+  data_candidates_[index / 64] |= bit;
+  timer_candidates_[index / 64] |= bit;
+  if (!dirty_[index]) {
+    dirty_[index] = 1;
+    dirty_qps_.push_back(index);
+  }
+}
+
+bool RoceHost::data_work(const Qp& qp) const noexcept {
+  return (!qp.reads.empty() && (qp.state == IBV_QPS_RTS || qp.state == IBV_QPS_RTR)) ||
+         requester_has_work(qp);
+}
 
 void RoceHost::rx(uint16_t /*port*/, rte_mbuf* const* pkts, uint16_t n, TimeNs now) noexcept {
   for (uint16_t i = 0; i < n; ++i) {
@@ -46,6 +96,7 @@ void RoceHost::receive_mac_control(const uint8_t* frame, uint32_t len, TimeNs no
     paused_until_[prio] =
         q == 0 || link_rate_bps_ == 0 ? 0 : now + serialization_ns(uint64_t{q} * 64, link_rate_bps_);
   }
+  all_dirty_ = true;  // QP deadlines include the pause ends
 }
 
 rte_mbuf* RoceHost::alloc_frame(uint32_t bytes, uint8_t*& frame) noexcept {
@@ -74,33 +125,52 @@ rte_mbuf* RoceHost::tx(uint16_t /*port*/, TimeNs now) noexcept {
   alloc_retry_ns_ = kNever;
   rte_mbuf* m = nullptr;
   bool wanted = false;  // some QP had something to send but allocation failed
-  // Control first: ACK/NAK/CNP, in order behind the QP's pending READ responses.
-  for (auto& qp_ptr : qps_) {
-    Qp& qp = *qp_ptr;
-    if (!ctl_ready(qp) || paused_until_[qp.ctl_priority] > now) continue;
+  // Control first: ACK/NAK/CNP, in order behind the QP's pending READ responses. Lowest
+  // QP index first, as a scan of every QP would visit them.
+  const auto nq = static_cast<uint32_t>(qps_.size());
+  for (uint32_t i = next_bit(ctl_candidates_, 0, nq); i < nq;
+       i = next_bit(ctl_candidates_, i + 1, nq)) {
+    Qp& qp = *qps_[i];
+    if (!ctl_ready(qp)) {
+      clear_bit(ctl_candidates_, i);
+      continue;
+    }
+    if (paused_until_[qp.ctl_priority] > now) continue;
     wanted = true;
+    touch(i);
     if ((m = responder_ctl(qp))) break;
   }
-  const auto nq = static_cast<uint32_t>(qps_.size());
-  for (uint32_t k = 0; !m && k < nq; ++k) {
-    Qp& qp = *qps_[(rr_next_ + k) % nq];
-    if (paused_until_[qp.data_priority] > now) continue;
-    if (qp.rate_bps != 0 && qp.next_tx_ns > now) continue;
+  // Data round-robin from rr_next_: candidates in [rr_next_, nq), then [0, rr_next_).
+  const auto try_data = [&](uint32_t i) noexcept {
+    Qp& qp = *qps_[i];
+    if (paused_until_[qp.data_priority] > now) return;
+    if (qp.rate_bps != 0 && qp.next_tx_ns > now) return;
     if (!qp.reads.empty() && (qp.state == IBV_QPS_RTS || qp.state == IBV_QPS_RTR)) {
       wanted = true;
       m = responder_read_next(qp);
     } else if (requester_ready(qp, now)) {
       wanted = true;
       m = requester_next(qp, now);
+    } else {
+      if (!data_work(qp)) clear_bit(data_candidates_, i);
+      return;
     }
+    touch(i);
     if (m) {
-      rr_next_ = (rr_next_ + k + 1) % nq;
+      rr_next_ = (i + 1) % nq;
       const uint32_t bytes = rte_pktmbuf_pkt_len(m);
       if (qp.rate_bps != 0)
         qp.next_tx_ns = std::max(now, qp.next_tx_ns) + serialization_ns(bytes, qp.rate_bps);
       if (hooks_) hooks_->on_data_sent(qp.qpn, bytes, now);
     }
-  }
+  };
+  const uint32_t start = rr_next_ < nq ? rr_next_ : 0;
+  for (uint32_t i = next_bit(data_candidates_, start, nq); !m && i < nq;
+       i = next_bit(data_candidates_, i + 1, nq))
+    try_data(i);
+  for (uint32_t i = next_bit(data_candidates_, 0, start); !m && i < start;
+       i = next_bit(data_candidates_, i + 1, start))
+    try_data(i);
   if (m) {
     account_tx(m);
   } else if (wanted) {
@@ -109,37 +179,66 @@ rte_mbuf* RoceHost::tx(uint16_t /*port*/, TimeNs now) noexcept {
   return m;
 }
 
+TimeNs RoceHost::qp_deadline(const Qp& qp) const noexcept {
+  TimeNs t = qp.retrans_deadline;
+  const bool has_data = (qp.state == IBV_QPS_RTS && qp.sq_send != qp.sq.tail) || !qp.reads.empty();
+  if (has_data) {
+    if (qp.rate_bps != 0 && qp.next_tx_ns > 0) t = std::min(t, qp.next_tx_ns);
+    if (qp.rnr_hold_until > 0) t = std::min(t, qp.rnr_hold_until);
+    if (paused_until_[qp.data_priority] > 0) t = std::min(t, paused_until_[qp.data_priority]);
+  }
+  if (ctl_ready(qp) && paused_until_[qp.ctl_priority] > 0)
+    t = std::min(t, paused_until_[qp.ctl_priority]);
+  return t;
+}
+
 TimeNs RoceHost::next_deadline() const noexcept {
+  if (all_dirty_) {
+    for (uint32_t i = 0; i < qps_.size(); ++i) qp_deadlines_.update(i, qp_deadline(*qps_[i]));
+    all_dirty_ = false;
+  } else {
+    for (uint32_t i : dirty_qps_) qp_deadlines_.update(i, qp_deadline(*qps_[i]));
+  }
+  for (uint32_t i : dirty_qps_) dirty_[i] = 0;
+  dirty_qps_.clear();
   TimeNs t = hooks_ ? hooks_->next_deadline() : kNever;
   if (alloc_retry_ns_ != kNever) t = std::min(t, alloc_retry_ns_);
-  for (const auto& qp_ptr : qps_) {
-    const Qp& qp = *qp_ptr;
-    t = std::min(t, qp.retrans_deadline);
-    const bool has_data =
-        (qp.state == IBV_QPS_RTS && qp.sq_send != qp.sq.tail) || !qp.reads.empty();
-    if (has_data) {
-      if (qp.rate_bps != 0 && qp.next_tx_ns > 0) t = std::min(t, qp.next_tx_ns);
-      if (qp.rnr_hold_until > 0) t = std::min(t, qp.rnr_hold_until);
-      if (paused_until_[qp.data_priority] > 0) t = std::min(t, paused_until_[qp.data_priority]);
-    }
-    if (ctl_ready(qp) && paused_until_[qp.ctl_priority] > 0)
-      t = std::min(t, paused_until_[qp.ctl_priority]);
-  }
-  return t;
+  return std::min(t, qp_deadlines_.min());
 }
 
 void RoceHost::on_timer(TimeNs now) noexcept {
   if (hooks_ && hooks_->next_deadline() <= now) hooks_->on_timer(now);
-  for (auto& qp_ptr : qps_) {
-    Qp& qp = *qp_ptr;
-    if (qp.retrans_deadline <= now) check_timeouts(qp, now);
+  const auto nq = static_cast<uint32_t>(qps_.size());
+  for (uint32_t i = next_bit(timer_candidates_, 0, nq); i < nq;
+       i = next_bit(timer_candidates_, i + 1, nq)) {
+    Qp& qp = *qps_[i];
+    if (qp.retrans_deadline == kNever && qp.rnr_hold_until == 0 && qp.next_tx_ns == 0) {
+      clear_bit(timer_candidates_, i);
+      continue;
+    }
+    bool changed = false;
+    if (qp.retrans_deadline <= now) {
+      check_timeouts(qp, now);
+      changed = true;
+    }
     // Passed deadlines are cleared so next_deadline() never reports a time in the past.
-    if (qp.rnr_hold_until != 0 && qp.rnr_hold_until <= now) qp.rnr_hold_until = 0;
-    if (qp.next_tx_ns != 0 && qp.next_tx_ns <= now) qp.next_tx_ns = 0;
+    if (qp.rnr_hold_until != 0 && qp.rnr_hold_until <= now) {
+      qp.rnr_hold_until = 0;
+      changed = true;
+    }
+    if (qp.next_tx_ns != 0 && qp.next_tx_ns <= now) {
+      qp.next_tx_ns = 0;
+      changed = true;
+    }
+    if (changed) touch(i);
   }
   if (alloc_retry_ns_ != kNever && alloc_retry_ns_ <= now) alloc_retry_ns_ = kNever;
-  for (auto& p : paused_until_)
-    if (p != 0 && p <= now) p = 0;
+  for (auto& p : paused_until_) {
+    if (p != 0 && p <= now) {
+      p = 0;
+      all_dirty_ = true;
+    }
+  }
 }
 
 }  // namespace rocemu::nic

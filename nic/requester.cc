@@ -33,14 +33,18 @@ uint8_t request_opcode(const SendWqe& w, bool first, bool last) noexcept {
 
 }  // namespace
 
-bool RoceHost::requester_ready(const Qp& qp, TimeNs now) const noexcept {
+bool RoceHost::requester_has_work(const Qp& qp) const noexcept {
   if (qp.state != IBV_QPS_RTS || qp.sq_send == qp.sq.tail) return false;
-  if (qp.rnr_hold_until != 0 && qp.rnr_hold_until > now) return false;
   if (static_cast<uint32_t>(psn_diff(qp.sq_psn, qp.una_psn)) >= params_.max_outstanding_packets)
     return false;
   const SendWqe& w = qp.sq.at(qp.sq_send);
   if (w.opcode == IBV_WR_RDMA_READ && qp.reads_in_flight >= qp.max_rd_atomic) return false;
   return true;
+}
+
+bool RoceHost::requester_ready(const Qp& qp, TimeNs now) const noexcept {
+  if (qp.rnr_hold_until != 0 && qp.rnr_hold_until > now) return false;
+  return requester_has_work(qp);
 }
 
 rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {

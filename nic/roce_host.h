@@ -19,6 +19,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "common/min_tree.h"
 #include "common/node.h"
 #include "common/rng.h"
 #include "common/topology.h"
@@ -136,6 +137,7 @@ class RoceHost final : public rocemu::Node {
   void receive_mac_control(const uint8_t* frame, uint32_t len, TimeNs now) noexcept;
   Qp* check_packet(const RocePacket& p) noexcept;
   // requester.cc
+  bool requester_has_work(const Qp& qp) const noexcept;
   bool requester_ready(const Qp& qp, TimeNs now) const noexcept;
   rte_mbuf* requester_next(Qp& qp, TimeNs now) noexcept;
   void rewind_to_una(Qp& qp) noexcept;
@@ -167,6 +169,10 @@ class RoceHost final : public rocemu::Node {
   // host_io.cc
   rte_mbuf* alloc_frame(uint32_t bytes, uint8_t*& frame) noexcept;
   void account_tx(rte_mbuf* m) noexcept;
+  void track_new_qp();
+  void touch(uint32_t index) noexcept;
+  bool data_work(const Qp& qp) const noexcept;
+  TimeNs qp_deadline(const Qp& qp) const noexcept;
 
   NicParams params_;
   rte_mempool* pool_;
@@ -183,6 +189,17 @@ class RoceHost final : public rocemu::Node {
   TimeNs alloc_retry_ns_ = kNever;
 
   std::vector<std::unique_ptr<Qp>> qps_;  // index = qpn - kFirstQpn
+  // Work tracking, so that tx() and next_deadline() do not scan every QP. Every change of
+  // a QP goes through touch(index) (find_qp, tx, on_timer), which marks it a candidate for
+  // both transmit loops and on_timer() and queues its deadline for recomputation. The
+  // candidate bit sets (one bit per QP index) are supersets of the QPs with control work,
+  // data work, or a timer (retransmit, RNR hold, pacer release) set: tx() and on_timer()
+  // clear the bit of a QP they find without (no passage of time alone brings it back).
+  std::vector<uint64_t> ctl_candidates_, data_candidates_, timer_candidates_;
+  mutable MinTree qp_deadlines_;             // qp_deadline() per QP index, current after flush
+  mutable std::vector<uint32_t> dirty_qps_;  // indices whose qp_deadlines_ entry is stale
+  mutable std::vector<uint8_t> dirty_;       // per index: queued in dirty_qps_
+  mutable bool all_dirty_ = false;           // every entry stale (PFC pause changed, new QP)
   std::vector<MemoryRegion> mrs_;         // index = key >> 8
   std::vector<CompletionQueue> cqs_;
   uint32_t num_pds_ = 0;

@@ -126,12 +126,15 @@ uint32_t RoceHost::create_qp(const QpInitAttr& a) {
   qp->min_rnr_timer = params_.min_rnr_timer;
   qp->mtu_bytes = params_.mtu_bytes;
   qps_.push_back(std::move(qp));
+  track_new_qp();
   return qps_.back()->qpn;
 }
 
 Qp* RoceHost::find_qp(uint32_t qpn) noexcept {
   const uint32_t i = qpn - kFirstQpn;
-  return i < qps_.size() ? qps_[i].get() : nullptr;
+  if (i >= qps_.size()) return nullptr;
+  touch(i);  // the caller may change the QP
+  return qps_[i].get();
 }
 const Qp* RoceHost::find_qp(uint32_t qpn) const noexcept {
   const uint32_t i = qpn - kFirstQpn;

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/min_tree.h"
 #include "common/time_ns.h"
 #include "nic/dcqcn/dcqcn_params.h"
 #include "nic/dcqcn/np.h"
@@ -75,12 +76,15 @@ class DcqcnPort {
  private:
   void sync_rate(uint32_t qp, TimeNs now) noexcept;
   void sync_active(uint32_t qp) noexcept;
+  void sync_deadline(uint32_t qp) noexcept { rp_deadlines_.update(qp, rps_[qp].next_deadline()); }
 
   const DcqcnConfig* cfg_;
   std::vector<DcqcnRp> rps_;
   std::vector<BdpWindow> windows_;
   std::vector<NpFlow> np_flows_;
   std::vector<uint8_t> backlogged_;
+  uint32_t num_backlogged_ = 0;  // the pacer has no active QP while this is 0
+  MinTree rp_deadlines_;         // rps_[qp].next_deadline(), kept current by sync_deadline
   Pacer pacer_;
   Np np_;
 };

@@ -1,0 +1,48 @@
+// min_tree.h — the minimum of n times, kept up to date in O(log n) per changed entry (a
+// tournament tree over a power-of-two array: node i holds min(node 2i, node 2i+1), the
+// root is node 1). Lets a node answer next_deadline() without scanning all of its queue
+// pairs or DCQCN reaction points. Units: TimeNs (ns); empty entries are kNever.
+// Sized at setup (resize); update() and min() never allocate. One owner thread.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "common/time_ns.h"
+
+namespace rocemu {
+
+class MinTree {
+ public:
+  MinTree() = default;
+  explicit MinTree(uint32_t n) { resize(n); }
+
+  /// Room for entries [0, n); every entry becomes kNever (setup time: allocates).
+  void resize(uint32_t n) {
+    n_ = n;
+    leaves_ = 1;
+    while (leaves_ < n) leaves_ *= 2;
+    nodes_.assign(2 * size_t{leaves_}, kNever);
+  }
+  /// Sets entry `i` (< size()) to `t`.
+  void update(uint32_t i, TimeNs t) noexcept {
+    uint32_t k = leaves_ + i;
+    nodes_[k] = t;
+    for (k /= 2; k >= 1; k /= 2) {
+      const TimeNs m = std::min(nodes_[2 * k], nodes_[2 * k + 1]);
+      if (nodes_[k] == m) break;  // nothing above changes either
+      nodes_[k] = m;
+    }
+  }
+  /// Minimum over all entries (kNever when empty).
+  TimeNs min() const noexcept { return nodes_.empty() ? kNever : nodes_[1]; }
+  TimeNs at(uint32_t i) const noexcept { return nodes_[leaves_ + i]; }
+  uint32_t size() const noexcept { return n_; }
+
+ private:
+  uint32_t n_ = 0, leaves_ = 1;
+  std::vector<TimeNs> nodes_;
+};
+
+}  // namespace rocemu
