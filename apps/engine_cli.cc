@@ -1,6 +1,7 @@
 // engine_cli.cc — argument parsing and help of the engine apps.
 #include "apps/engine_cli.h"
 
+#include "common/log.h"
 #include "fabric/eal.h"
 
 #include <cstdio>
@@ -152,6 +153,30 @@ void apply_overrides(const EngineCli& cli, fabric::RunConfig& cfg) {
   if (cli.ports) fabric::parse_backend(*cli.ports, cfg.testbed.backend);
   if (cli.time_limit_s)
     cfg.testbed.time_limit_ns = static_cast<TimeNs>(*cli.time_limit_s * static_cast<double>(kNsPerSec));
+}
+
+std::optional<int> prepare_run(EngineKind kind, const char* program, int argc, char** argv,
+                               EngineCli& cli, fabric::RunConfig& cfg) {
+  cli = parse_engine_cli(kind, argc, argv);
+  if (cli.help) {
+    std::fputs(engine_help(kind, program).c_str(), stdout);
+    return 0;
+  }
+  if (!setup_logging(cli.log_level))
+    cli.errors.push_back("--log-level=" + cli.log_level + ": unknown level");
+  if (!cli.errors.empty()) {
+    for (const auto& e : cli.errors) std::fprintf(stderr, "%s: %s\n", program, e.c_str());
+    return kExitUsage;
+  }
+  try {
+    cfg = fabric::load_run_config(cli.config_path);
+  } catch (const ConfigError& e) {
+    std::fprintf(stderr, "%s", e.what());
+    if (std::string(e.what()).back() != '\n') std::fputc('\n', stderr);
+    return kExitUsage;
+  }
+  apply_overrides(cli, cfg);
+  return std::nullopt;
 }
 
 int finish_workload(const char* program, const fabric::WorkloadResult& w, const std::string& out_dir) {

@@ -36,6 +36,13 @@ std::string engine_help(EngineKind kind, const std::string& program);
 /// Applies --seed, --until-us, --ports, --time-limit-s to `cfg`.
 void apply_overrides(const EngineCli& cli, fabric::RunConfig& cfg);
 
+/// Parses the command line, sets up logging and loads the run configuration (with the
+/// command line's overrides applied). Returns an exit status if the program should stop now
+/// (0 after --help; kExitUsage after a usage or configuration error, reported on stderr),
+/// or nullopt when `cli` and `cfg` are ready for a run.
+std::optional<int> prepare_run(EngineKind kind, const char* program, int argc, char** argv,
+                               EngineCli& cli, fabric::RunConfig& cfg);
+
 /// Prints a workload run's summary, writes flows/bins/metrics CSV to `out_dir`, stops EAL
 /// and returns the exit status (0: no flow failed and at least one finished).
 int finish_workload(const char* program, const fabric::WorkloadResult& w, const std::string& out_dir);

@@ -14,25 +14,10 @@
 using namespace rocemu;
 
 int main(int argc, char** argv) {
-  auto cli = apps::parse_engine_cli(apps::EngineKind::kTestbed, argc, argv);
-  if (cli.help) {
-    std::fputs(apps::engine_help(apps::EngineKind::kTestbed, "rocemu-testbed").c_str(), stdout);
-    return 0;
-  }
-  if (!setup_logging(cli.log_level)) cli.errors.push_back("--log-level=" + cli.log_level + ": unknown level");
-  if (!cli.errors.empty()) {
-    for (const auto& e : cli.errors) std::fprintf(stderr, "rocemu-testbed: %s\n", e.c_str());
-    return kExitUsage;
-  }
+  apps::EngineCli cli;
   fabric::RunConfig cfg;
-  try {
-    cfg = fabric::load_run_config(cli.config_path);
-  } catch (const ConfigError& e) {
-    std::fprintf(stderr, "%s", e.what());
-    if (std::string(e.what()).back() != '\n') std::fputc('\n', stderr);
-    return kExitUsage;
-  }
-  apps::apply_overrides(cli, cfg);
+  if (const auto status = apps::prepare_run(apps::EngineKind::kTestbed, "rocemu-testbed", argc, argv, cli, cfg))
+    return *status;
   try {
     fabric::EalOptions eal;
     eal.program = "rocemu-testbed";
