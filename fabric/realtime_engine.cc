@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <stdexcept>
+#include <string>
 
 #include <rte_dev.h>
 #include <rte_cycles.h>
@@ -61,6 +63,17 @@ void prefault_pool(rte_mempool* pool) noexcept {
       },
       nullptr);
 }
+
+RunPool::RunPool(uint32_t n) {
+  static std::atomic<uint32_t> counter{0};
+  const std::string name = "rocemu_run_" + std::to_string(counter.fetch_add(1));
+  pool_ = rte_pktmbuf_pool_create(name.c_str(), n, 256, 0, RTE_PKTMBUF_HEADROOM + 9216,
+                                  static_cast<int>(rte_socket_id()));
+  if (!pool_) throw std::runtime_error("mbuf pool: " + std::string(rte_strerror(rte_errno)));
+  prefault_pool(pool_);
+}
+
+RunPool::~RunPool() { rte_mempool_free(pool_); }
 
 std::string default_iface(uint32_t link, bool end_b) {
   return "re" + std::to_string(link) + (end_b ? "b" : "a");

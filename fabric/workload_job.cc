@@ -405,18 +405,6 @@ void WorkloadHostNode::on_timer(TimeNs now) noexcept {
   f_.reap(index_, now);
 }
 
-/// A run-private mbuf pool (freed when the run ends, after its nodes).
-struct PoolGuard {
-  rte_mempool* pool = nullptr;
-  explicit PoolGuard(uint32_t n) {
-    static std::atomic<uint32_t> counter{0};
-    const std::string name = "rocemu_wl_" + std::to_string(counter.fetch_add(1));
-    pool = rte_pktmbuf_pool_create(name.c_str(), n, 256, 0, RTE_PKTMBUF_HEADROOM + 9216,
-                                   static_cast<int>(rte_socket_id()));
-    if (!pool) throw std::runtime_error("mbuf pool: " + std::string(rte_strerror(rte_errno)));
-  }
-  ~PoolGuard() { rte_mempool_free(pool); }
-};
 
 /// Progress lines against wall time (the only clock read here; never fed into the model).
 class ProgressPrinter {
@@ -443,11 +431,11 @@ class ProgressPrinter {
 WorkloadResult run_workload_virtual(const RunConfig& cfg, const WorkloadRunOptions& opt) {
   if (!cfg.workload) throw std::invalid_argument("run_workload_virtual: the run has no [workload]");
   const workload::WorkloadConfig wcfg = make_config(cfg);
-  PoolGuard pool(cfg.testbed.pool_mbufs);
+  RunPool pool(cfg.testbed.pool_mbufs);
   WorkloadResult r;
   {
     VirtualEngine e(cfg.topology.topology, cfg.topology.links, cfg.seed);
-    WorkloadFabric f(cfg, wcfg, pool.pool, cfg.workload_qps_per_pair);
+    WorkloadFabric f(cfg, wcfg, pool.get(), cfg.workload_qps_per_pair);
     ProgressPrinter progress(wcfg.params, cfg.sim.until_ns, opt);
     for (uint32_t i = 0; i < f.num_nodes(); ++i) e.attach(i, f.node(i));
     e.every(opt.queue_sample_ns, [&](TimeNs now) {

@@ -211,19 +211,6 @@ class Fabric {
   uint64_t posted_ = 0, completed_ = 0, failed_ = 0;
 };
 
-/// A run-private mbuf pool (freed when the run ends, after its nodes).
-struct PoolGuard {
-  rte_mempool* pool = nullptr;
-  explicit PoolGuard(uint32_t n) {
-    static std::atomic<uint32_t> counter{0};
-    const std::string name = "rocemu_sim_" + std::to_string(counter.fetch_add(1));
-    pool = rte_pktmbuf_pool_create(name.c_str(), n, 256, 0, RTE_PKTMBUF_HEADROOM + 9216,
-                                   static_cast<int>(rte_socket_id()));
-    if (!pool) throw std::runtime_error("mbuf pool: " + std::string(rte_strerror(rte_errno)));
-    prefault_pool(pool);
-  }
-  ~PoolGuard() { rte_mempool_free(pool); }
-};
 
 std::unique_ptr<CaptureTap> make_tap(const RunConfig& cfg, const std::string& out_dir) {
   if (cfg.capture.ports.empty()) return nullptr;
@@ -273,11 +260,11 @@ constexpr TimeNs kRealtimePollNs = 10 * kNsPerUs;
 }  // namespace
 
 JobResult run_write_job_virtual(const RunConfig& cfg, const std::string& out_dir) {
-  PoolGuard pool(cfg.testbed.pool_mbufs);
+  RunPool pool(cfg.testbed.pool_mbufs);
   JobResult r;
   {
     VirtualEngine e(cfg.topology.topology, cfg.topology.links, cfg.seed);
-    Fabric f(cfg, pool.pool);
+    Fabric f(cfg, pool.get());
     auto tap = make_tap(cfg, out_dir);
     for (uint32_t i = 0; i < f.num_nodes(); ++i) e.attach(i, f.node(i));
     if (tap)

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "apps/interop/endpoint.h"
+
 namespace rocemu::perftest {
 
 namespace {
@@ -15,29 +17,6 @@ ibv_wr_opcode wr_opcode(Verb v) noexcept {
   return v == Verb::kWrite ? IBV_WR_RDMA_WRITE : v == Verb::kRead ? IBV_WR_RDMA_READ : IBV_WR_SEND;
 }
 
-/// A work completion status in words (ibv_wc_status_str without linking libibverbs).
-const char* status_text(int status) noexcept {
-  switch (status) {
-    case IBV_WC_LOC_LEN_ERR:
-      return "local length error";
-    case IBV_WC_LOC_PROT_ERR:
-      return "local protection error";
-    case IBV_WC_WR_FLUSH_ERR:
-      return "work request flushed";
-    case IBV_WC_REM_INV_REQ_ERR:
-      return "remote invalid request";
-    case IBV_WC_REM_ACCESS_ERR:
-      return "remote access error";
-    case IBV_WC_REM_OP_ERR:
-      return "remote operation error";
-    case IBV_WC_RETRY_EXC_ERR:
-      return "transport retry counter exceeded";
-    case IBV_WC_RNR_RETRY_EXC_ERR:
-      return "RNR retry counter exceeded";
-    default:
-      return "error status (see ibv_wc_status)";
-  }
-}
 
 /// Posts one signaled WR of `size` bytes on QP q of side s (towards its peer).
 int post_one(Side& s, uint32_t q, Verb verb, uint32_t size, uint64_t wr_id) noexcept {
@@ -120,7 +99,7 @@ int drain_send_cq(Side& s, TestState& t) noexcept {
   const int n = s.host->poll_cq(s.send_cq, kPollBurst, wc);
   for (int k = 0; k < n; ++k) {
     if (wc[k].status != IBV_WC_SUCCESS) {
-      t.fail(std::string("send completion: ") + status_text(wc[k].status));
+      t.fail(std::string("send completion: ") + interop::wc_status_name(wc[k].status));
       return 0;
     }
   }
@@ -132,7 +111,7 @@ void repost_receives(Side& s, TestState& t, int& got) noexcept {
   got = s.host->poll_cq(s.recv_cq, kPollBurst, wc);
   for (int k = 0; k < got; ++k) {
     if (wc[k].status != IBV_WC_SUCCESS)
-      return t.fail(std::string("receive completion: ") + status_text(wc[k].status));
+      return t.fail(std::string("receive completion: ") + interop::wc_status_name(wc[k].status));
     if (post_receive(s, static_cast<uint32_t>(wc[k].wr_id)) != 0) return t.fail("post_recv failed");
   }
 }
@@ -145,7 +124,7 @@ bool bw_requester_step(Side& s, int r, TestState& t, const PerftestOptions& o,
   const int n = s.host->poll_cq(s.send_cq, kPollBurst, wc);
   for (int k = 0; k < n; ++k) {
     if (wc[k].status != IBV_WC_SUCCESS) {
-      t.fail(std::string("send completion: ") + status_text(wc[k].status));
+      t.fail(std::string("send completion: ") + interop::wc_status_name(wc[k].status));
       return false;
     }
     ++t.completed[r][wc[k].wr_id];
