@@ -37,7 +37,7 @@ void start_eal() {
   (void)eal;
 }
 
-RunConfig star(const char* op, int qps_per_pair) {
+RunConfig star(const char* op, int qps_per_pair, bool dcqcn = false) {
   start_eal();
   std::ostringstream t;
   t << "[run]\nseed = 11\n"
@@ -46,6 +46,7 @@ RunConfig star(const char* op, int qps_per_pair) {
     << "load = 0.5\nduration_us = 1000\nop = \"" << op << "\"\nqps_per_pair = " << qps_per_pair << "\n"
     << "[workload.incast]\nsenders = 4\nsize_bytes = 32768\nperiod_us = 500\nreceiver = 0\n"
     << "[sim]\nuntil_us = 200000\n";
+  if (dcqcn) t << "[dcqcn]\nenabled = true\n";
   return parse_run_config(toml::parse(t.str()), "wlhost-test");
 }
 
@@ -127,6 +128,16 @@ TEST(HostProcessSim, PerHostFabricsWithTheDeterministicPlanReproduceTheInProcess
     EXPECT_EQ(flows_text(split.records), flows_text(one.records)) << lanes << " lanes";
     EXPECT_EQ(bins_text(split.summary), bins_text(one.summary)) << lanes << " lanes";
   }
+}
+
+TEST(HostProcessSim, WithDcqcnEachProcessControlsItsOwnHostAndTheFlowsStayEqual) {
+  const RunConfig cfg = star("write", 2, true);
+  const WorkloadResult one = run_workload_virtual(cfg, quiet());
+  const WorkloadResult split = run_split(cfg);
+  ASSERT_TRUE(split.all_finished);
+  EXPECT_GT(one.summary.cnps, 0u);  // congestion happened (incast), DCQCN acted
+  EXPECT_EQ(split.summary.cnps, one.summary.cnps);
+  EXPECT_EQ(flows_text(split.records), flows_text(one.records));
 }
 
 TEST(HostProcessSim, SendFlowsCompleteWithReceivesKeptPostedByTheReceiver) {
