@@ -32,8 +32,9 @@ workload::WorkloadConfig make_workload_config_of(const RunConfig& cfg) {
 }
 
 workload::SizeBins workload_size_bins(const workload::WorkloadConfig& wcfg) {
-  return wcfg.cdf ? workload::SizeBins::from_quantiles(*wcfg.cdf)
-                  : workload::SizeBins::fixed({wcfg.params.incast ? wcfg.params.incast->size_bytes : 1});
+  return wcfg.cdf
+             ? workload::SizeBins::from_quantiles(*wcfg.cdf)
+             : workload::SizeBins::fixed({wcfg.params.incast ? wcfg.params.incast->size_bytes : 1});
 }
 
 uint64_t workload_region_bytes(const workload::WorkloadConfig& wcfg) {
@@ -72,13 +73,16 @@ WorkloadFabric::WorkloadFabric(const RunConfig& cfg, const workload::WorkloadCon
       if (local_ < 0) nodes_[i] = hosts_[i].get();
     }
   }
-  for (size_t h = 0; h < wcfg.hosts.size(); ++h) host_index_[wcfg.hosts[h].id] = static_cast<int32_t>(h);
+  for (size_t h = 0; h < wcfg.hosts.size(); ++h)
+    host_index_[wcfg.hosts[h].id] = static_cast<int32_t>(h);
   if (cfg.dcqcn_enabled) {
     std::vector<nic::RoceHost*> hosts(n);
     for (size_t i = 0; i < n; ++i)
-      if (host_index_[i] >= 0 && is_local(static_cast<size_t>(host_index_[i]))) hosts[i] = hosts_[i].get();
+      if (host_index_[i] >= 0 && is_local(static_cast<size_t>(host_index_[i])))
+        hosts[i] = hosts_[i].get();
     // RP slots are indexed by QPN offset: each host creates 2 (hosts - 1) QPs (the mesh).
-    const auto qps = static_cast<uint32_t>(std::max<size_t>(16, 2 * (wcfg.hosts.size() - 1) * lanes_));
+    const auto qps =
+        static_cast<uint32_t>(std::max<size_t>(16, 2 * (wcfg.hosts.size() - 1) * lanes_));
     cc_ = install_dcqcn(cfg.dcqcn, t, hosts, qps);
   }
   const uint64_t region = workload_region_bytes(wcfg);
@@ -208,7 +212,9 @@ WorkloadResult WorkloadFabric::result(const char* engine, TimeNs end) {
   r.summary = rec_.summarize();
   r.records = rec_.stats().records();
   std::sort(r.records.begin(), r.records.end(),
-            [](const workload::FlowRecord& x, const workload::FlowRecord& y) { return x.flow.id < y.flow.id; });
+            [](const workload::FlowRecord& x, const workload::FlowRecord& y) {
+              return x.flow.id < y.flow.id;
+            });
   r.flows_generated = started_;
   r.flows_posted = posted_;
   r.flows_failed = failed_;
@@ -270,10 +276,10 @@ void WorkloadFabric::connect_mesh() {
         l.src_qpn = ha.create_qp(qa);
         l.dst_qpn = hb.create_qp(qb);
         if (l.src_qpn == 0 || l.dst_qpn == 0)
-          throw std::runtime_error("workload job: create_qp failed (" + std::to_string(lanes_) +
-                                   " QPs per ordered host pair need " +
-                                   std::to_string(2 * (hn - 1) * lanes_) + " QPs per host; [nic] max_qps = " +
-                                   std::to_string(cfg_.nic_params.max_qps) + ")");
+          throw std::runtime_error(
+              "workload job: create_qp failed (" + std::to_string(lanes_) +
+              " QPs per ordered host pair need " + std::to_string(2 * (hn - 1) * lanes_) +
+              " QPs per host; [nic] max_qps = " + std::to_string(cfg_.nic_params.max_qps) + ")");
         if (nic::connect_rc(ha, l.src_qpn, hb.local_info(l.dst_qpn), opt) != 0 ||
             nic::connect_rc(hb, l.dst_qpn, ha.local_info(l.src_qpn), opt) != 0)
           throw std::runtime_error("workload job: connecting an RC QP failed");
@@ -387,9 +393,9 @@ uint8_t* map_shared_sink_region(uint64_t bytes) {
     if (p != MAP_FAILED) ::munmap(p, len);
     char addr[32];
     std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(kSharedSinkAddress));
-    throw std::runtime_error(std::string("cannot map the ") + std::to_string(len) +
-                             "-byte sink region at " + addr + ": " +
-                             (p == MAP_FAILED ? std::strerror(err) : "kernel chose another address"));
+    throw std::runtime_error(
+        std::string("cannot map the ") + std::to_string(len) + "-byte sink region at " + addr +
+        ": " + (p == MAP_FAILED ? std::strerror(err) : "kernel chose another address"));
   }
   return static_cast<uint8_t*>(p);
 }

@@ -162,7 +162,9 @@ class WorkloadFabric {
   };
 
   static int pick_lane(const Pair& p) noexcept;
-  size_t pair_index(uint32_t src_h, uint32_t dst_h) const { return src_h * wcfg_.hosts.size() + dst_h; }
+  size_t pair_index(uint32_t src_h, uint32_t dst_h) const {
+    return src_h * wcfg_.hosts.size() + dst_h;
+  }
   bool is_local(size_t h) const noexcept { return local_ < 0 || static_cast<size_t>(local_) == h; }
   void connect_mesh();
   void prepost_receives();
@@ -182,14 +184,14 @@ class WorkloadFabric {
   std::vector<std::unique_ptr<DcqcnHooks>> cc_;
   std::vector<int32_t> host_index_;  // topology node -> index in wcfg_.hosts, -1 for switches
   std::vector<HostSide> side_;
-  std::vector<Pair> pairs_;  // [src host index * hosts + dst host index]
+  std::vector<Pair> pairs_;                            // [src host index * hosts + dst host index]
   std::unordered_map<uint64_t, Posted> posted_flows_;  // by flow id
   std::vector<uint8_t> src_buf_, dst_buf_;
   uint8_t* sink_ = nullptr;  // the sink region (dst_buf_ or the shared mapping)
   uint64_t sink_bytes_ = 0;
   std::vector<std::unique_ptr<WorkloadHostNode>> wrappers_;  // the engine's host nodes
-  std::vector<std::deque<workload::FlowSpec>> due_;  // per host: pulled, not yet started
-  std::vector<FlowFailure> failures_;                // reserved kMaxFailures
+  std::vector<std::deque<workload::FlowSpec>> due_;          // per host: pulled, not yet started
+  std::vector<FlowFailure> failures_;                        // reserved kMaxFailures
   TimeNs origin_ns_ = -1;  // engine time of workload time 0 (set by the first pull)
   TimeNs last_start_ns_ = kNever;
   uint64_t pulled_ = 0, started_ = 0, posted_ = 0, failed_ = 0, waiting_ = 0;

@@ -54,7 +54,8 @@ uint64_t metric_u64(const HostResultFiles& p, const char* name) {
 }  // namespace
 
 bool parse_flows_csv(std::istream& in, std::vector<workload::FlowRecord>& out, std::string& error) {
-  static const char* kHeader = "id,src,dst,size_bytes,op,incast,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown";
+  static const char* kHeader =
+      "id,src,dst,size_bytes,op,incast,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown";
   std::string line;
   size_t n = 0;
   if (!std::getline(in, line) || line != kHeader) {
@@ -77,7 +78,8 @@ bool parse_flows_csv(std::istream& in, std::vector<workload::FlowRecord>& out, s
     if (!to_u64(f[0], id) || !to_u64(f[1], src) || !to_u64(f[2], dst) || !to_u64(f[3], size))
       return bad("id, src, dst and size_bytes must be non-negative integers");
     if (f[4] != "write" && f[4] != "send") return bad("op '" + f[4] + "' is not write or send");
-    if (!to_i64(f[5], incast) || incast < -1 || incast > UINT32_MAX - 1) return bad("bad incast '" + f[5] + "'");
+    if (!to_i64(f[5], incast) || incast < -1 || incast > UINT32_MAX - 1)
+      return bad("bad incast '" + f[5] + "'");
     if (!to_i64(f[6], start) || !to_i64(f[7], finish) || !to_i64(f[8], fct) || !to_i64(f[9], ideal))
       return bad("start_ns, finish_ns, fct_ns and ideal_fct_ns must be integers");
     if (fct != finish - start) return bad("fct_ns is not finish_ns - start_ns");
@@ -139,7 +141,9 @@ fabric::WorkloadResult merge_host_results(const workload::SizeBins& bins, uint64
     if (it == p.metrics.end() || it->second != "true") r.all_finished = false;
   }
   std::sort(r.records.begin(), r.records.end(),
-            [](const workload::FlowRecord& a, const workload::FlowRecord& b) { return a.flow.id < b.flow.id; });
+            [](const workload::FlowRecord& a, const workload::FlowRecord& b) {
+              return a.flow.id < b.flow.id;
+            });
   for (size_t i = 1; i < r.records.size(); ++i)
     if (r.records[i].flow.id == r.records[i - 1].flow.id)
       throw std::runtime_error("flow " + std::to_string(r.records[i].flow.id) +

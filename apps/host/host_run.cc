@@ -3,12 +3,11 @@
 
 #include <net/if.h>
 #include <netinet/in.h>
+#include <rte_mbuf.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <rte_mbuf.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -91,17 +90,20 @@ std::vector<std::string> check_host_run(const fabric::RunConfig& cfg, const Host
   const bool has_mac = iface_mac(o.iface, mac);
   const uint32_t ip = has_mac ? iface_ipv4(o.iface) : 0;
   if (!has_mac) {
-    err.push_back("-d " + o.iface + ": no such interface with a MAC address (in this network namespace)");
+    err.push_back("-d " + o.iface +
+                  ": no such interface with a MAC address (in this network namespace)");
   } else if (ip == 0) {
-    err.push_back("-d " + o.iface + ": the interface has no IPv4 address (the testbed gives it the host's)");
+    err.push_back("-d " + o.iface +
+                  ": the interface has no IPv4 address (the testbed gives it the host's)");
   } else if (node >= 0 && t.node(static_cast<uint32_t>(node)).kind == NodeKind::kHost) {
     const TopoNode& n = t.node(static_cast<uint32_t>(node));
     if (ip != n.ipv4)
       err.push_back("-d " + o.iface + ": has IPv4 " + ipv4_to_string(ip) + " but host " + o.host +
                     " is " + ipv4_to_string(n.ipv4) + " in the topology");
     if (!n.ports.empty() && mac != n.ports[0].mac)
-      warnings.push_back("-d " + o.iface + ": MAC " + mac_text(mac) + " differs from the topology's " +
-                         mac_text(n.ports[0].mac) + " for " + o.host + " (frames carry the topology's)");
+      warnings.push_back("-d " + o.iface + ": MAC " + mac_text(mac) +
+                         " differs from the topology's " + mac_text(n.ports[0].mac) + " for " +
+                         o.host + " (frames carry the topology's)");
   }
   if (o.start_at_ns && now_ns - *o.start_at_ns > o.max_start_lag_ns) {
     err.push_back("--start-at=" + std::to_string(*o.start_at_ns) + ": " +
@@ -163,7 +165,8 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
       while (pending_n < kBurst && now >= wire_free_ns) {
         rte_mbuf* m = n->tx(0, now);
         if (!m) break;
-        wire_free_ns = std::max(now, wire_free_ns) + serialization_ns(rte_pktmbuf_pkt_len(m), rate_bps);
+        wire_free_ns =
+            std::max(now, wire_free_ns) + serialization_ns(rte_pktmbuf_pkt_len(m), rate_bps);
         pending[pending_n++] = m;
       }
       if (pending_n > 0) {  // frames the port refuses now are offered again, never dropped
@@ -180,6 +183,7 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
     }
     if (pending_n > 0) rte_pktmbuf_free_bulk(pending, pending_n);
     r = f.result(("host:" + o.host).c_str(), now);
+    r.wall_ns = now;  // the loop ran in real time: engine time is wall time since the start
     failures = f.failures();
     std::printf("rocemu-host: %s stopped at %.3f ms of workload time%s\n", o.host.c_str(),
                 static_cast<double>(now) / 1e6, now >= limit_ns ? " (time limit)" : "");
@@ -189,14 +193,17 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
     const std::string dst = t.node(ff.flow.dst).name, ip = ipv4_to_string(t.node(ff.flow.dst).ipv4);
     const bool timeout = ff.status == IBV_WC_RETRY_EXC_ERR;
     std::fprintf(stderr, "rocemu-host: flow %llu %s -> %s (%s, %llu bytes) failed: %s%s\n",
-                 static_cast<unsigned long long>(ff.flow.id), o.host.c_str(), dst.c_str(), ip.c_str(),
-                 static_cast<unsigned long long>(ff.flow.size_bytes), interop::wc_status_name(ff.status),
-                 timeout ? (" (timeout: no answer from " + ip + "; is rocemu-host running for " + dst +
-                            " and the link up?)").c_str()
+                 static_cast<unsigned long long>(ff.flow.id), o.host.c_str(), dst.c_str(),
+                 ip.c_str(), static_cast<unsigned long long>(ff.flow.size_bytes),
+                 interop::wc_status_name(ff.status),
+                 timeout ? (" (timeout: no answer from " + ip + "; is rocemu-host running for " +
+                            dst + " and the link up?)")
+                               .c_str()
                          : "");
   }
   if (r.flows_failed > failures.size())
-    std::fprintf(stderr, "rocemu-host: %llu flows failed in all\n", static_cast<unsigned long long>(r.flows_failed));
+    std::fprintf(stderr, "rocemu-host: %llu flows failed in all\n",
+                 static_cast<unsigned long long>(r.flows_failed));
   std::fputs(fabric::workload_text(r).c_str(), stdout);
   fabric::write_workload_files(r, o.out_dir);
   std::printf("results: %s/flows.csv, %s/bins.csv, %s/metrics.csv\n", o.out_dir.c_str(),

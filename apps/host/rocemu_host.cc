@@ -21,7 +21,8 @@ int merge(const fabric::RunConfig& cfg, const apps::HostOptions& o) {
   const workload::WorkloadConfig wcfg = fabric::make_workload_config_of(cfg);
   std::vector<apps::HostResultFiles> parts;
   for (const auto& d : o.merge_dirs) parts.push_back(apps::read_host_results(d));
-  const fabric::WorkloadResult r = apps::merge_host_results(fabric::workload_size_bins(wcfg), cfg.seed, parts);
+  const fabric::WorkloadResult r =
+      apps::merge_host_results(fabric::workload_size_bins(wcfg), cfg.seed, parts);
   std::fputs(fabric::workload_text(r).c_str(), stdout);
   fabric::write_workload_files(r, o.merge_out);
   std::printf("results: %s/flows.csv, %s/bins.csv, %s/metrics.csv\n", o.merge_out.c_str(),
@@ -38,7 +39,8 @@ int main(int argc, char** argv) {
     std::fputs(apps::host_help(prog).c_str(), stdout);
     return 0;
   }
-  if (!setup_logging(o.log_level)) o.errors.push_back("--log-level=" + o.log_level + ": unknown level");
+  if (!setup_logging(o.log_level))
+    o.errors.push_back("--log-level=" + o.log_level + ": unknown level");
   if (!o.errors.empty()) {
     for (const auto& e : o.errors) std::fprintf(stderr, "%s: %s\n", prog, e.c_str());
     return kExitUsage;

@@ -1,6 +1,8 @@
 // rocemu-host's command line (apps/host/host_options.h) and flows.csv reader
 // (apps/host/host_merge.h): every usage problem is reported at once; flows.csv written by
 // workload::write_flows_csv reads back to the same records; malformed lines name the line.
+#include "apps/host/host_options.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "apps/host/host_merge.h"
-#include "apps/host/host_options.h"
 
 namespace rocemu::apps {
 
@@ -27,8 +28,9 @@ bool has(const HostOptions& o, const std::string& what) {
 }  // namespace
 
 TEST(HostOptions, RunModeTakesHostIfaceStartAndEalArguments) {
-  const HostOptions o = parse({"run.toml", "--host", "h1", "-d", "veth1", "--start-at", "1700000000000000000",
-                               "--grace-ms=200", "--time-limit-s", "5", "--", "-l", "1"});
+  const HostOptions o =
+      parse({"run.toml", "--host", "h1", "-d", "veth1", "--start-at", "1700000000000000000",
+             "--grace-ms=200", "--time-limit-s", "5", "--", "-l", "1"});
   ASSERT_TRUE(o.errors.empty()) << o.errors.front();
   EXPECT_EQ(o.config_path, "run.toml");
   EXPECT_EQ(o.host, "h1");

@@ -42,8 +42,10 @@ RunConfig star(const char* op, int qps_per_pair, bool dcqcn = false) {
   std::ostringstream t;
   t << "[run]\nseed = 11\n"
     << "[topology]\nkind = \"star\"\nhosts = 8\nrate_gbps = 25\ndelay_ns = 1000\n"
-    << "[workload]\ncdf_file = \"" << ROCEMU_SOURCE_ROOT << "/configs/workloads/FbHdp_distribution.txt\"\n"
-    << "load = 0.5\nduration_us = 1000\nop = \"" << op << "\"\nqps_per_pair = " << qps_per_pair << "\n"
+    << "[workload]\ncdf_file = \"" << ROCEMU_SOURCE_ROOT
+    << "/configs/workloads/FbHdp_distribution.txt\"\n"
+    << "load = 0.5\nduration_us = 1000\nop = \"" << op << "\"\nqps_per_pair = " << qps_per_pair
+    << "\n"
     << "[workload.incast]\nsenders = 4\nsize_bytes = 32768\nperiod_us = 500\nreceiver = 0\n"
     << "[sim]\nuntil_us = 200000\n";
   if (dcqcn) t << "[dcqcn]\nenabled = true\n";
@@ -80,14 +82,16 @@ WorkloadResult run_split(const RunConfig& cfg) {
     std::vector<std::unique_ptr<WorkloadFabric>> fabrics;
     for (uint32_t i = 0; i < t.nodes().size(); ++i) {
       if (t.node(i).kind != NodeKind::kSwitch) continue;
-      switches.push_back(std::make_unique<sw::SoftSwitch>(cfg.switch_params, t, i, pool.get(), cfg.seed));
+      switches.push_back(
+          std::make_unique<sw::SoftSwitch>(cfg.switch_params, t, i, pool.get(), cfg.seed));
       e.attach(i, switches.back().get());
     }
     for (size_t h = 0; h < wcfg.hosts.size(); ++h) {
       WorkloadFabricOptions fo;
       fo.local_host = static_cast<int32_t>(h);
       fo.sink = sink.data();
-      fabrics.push_back(std::make_unique<WorkloadFabric>(cfg, wcfg, pool.get(), cfg.workload_qps_per_pair, fo));
+      fabrics.push_back(
+          std::make_unique<WorkloadFabric>(cfg, wcfg, pool.get(), cfg.workload_qps_per_pair, fo));
       e.attach(wcfg.hosts[h].id, fabrics.back()->node(wcfg.hosts[h].id));
     }
     e.every(10 * kNsPerUs, [&](TimeNs now) {
@@ -107,7 +111,8 @@ WorkloadResult run_split(const RunConfig& cfg) {
       std::istringstream m(workload_metrics_csv(r));
       std::string line;
       std::getline(m, line);
-      while (std::getline(m, line)) p.metrics[line.substr(0, line.find(','))] = line.substr(line.find(',') + 1);
+      while (std::getline(m, line))
+        p.metrics[line.substr(0, line.find(','))] = line.substr(line.find(',') + 1);
       parts.push_back(std::move(p));
     }
   }
@@ -156,7 +161,8 @@ TEST(HostProcessSim, SendFlowsCompleteWithReceivesKeptPostedByTheReceiver) {
 TEST(HostProcessSim, MergingRecordsSplitBySourceWritesTheInProcessFlowsAndBins) {
   const RunConfig cfg = star("write", 1);
   const WorkloadResult one = run_workload_virtual(cfg, quiet());
-  const auto dir = std::filesystem::temp_directory_path() / ("rocemu_wlhost_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("rocemu_wlhost_" + std::to_string(::getpid()));
   write_workload_files(one, (dir / "all").string());
   const workload::WorkloadConfig wcfg = make_workload_config_of(cfg);
   std::vector<apps::HostResultFiles> parts;
