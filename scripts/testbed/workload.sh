@@ -4,7 +4,7 @@
 #
 # usage: workload.sh [--config F | --hosts N] [--load X] [--duration-us N] [--rate-gbps R]
 #                    [--cdf FILE] [--seed N] [--out DIR] [--build DIR] [--start-delay-s S]
-#                    [--grace-ms MS] [--time-limit-s S] [--direct]
+#                    [--grace-ms MS] [--time-limit-s S] [--direct | --bridge]
 #   --config F     the run TOML ([topology] [nic] [dcqcn] [workload]); or
 #   --hosts N      a generated star of N hosts: --rate-gbps (10), delay 1 us, --cdf
 #                  (configs/workloads/FbHdp_distribution.txt), --load (0.3), --duration-us
@@ -14,6 +14,9 @@
 #   --build DIR    the meson build directory (default build)
 #   --direct       two hosts joined directly by one veth pair, no switch process (af_packet
 #                  receives every frame whatever its MAC): a test setup that needs no lib.sh
+#   --bridge       N hosts on a Linux bridge (in its own namespace), no switch process: the
+#                  bridge floods every frame (their destination is the rocemu switch's MAC,
+#                  which it never learns) and each host keeps its own; no switch queues
 # Without --direct the switch testbed of scripts/testbed/lib.sh is used (tb_up CONFIG starts
 # the rocemu-switch process and one namespace per host; tb_exec HOST runs in it).
 # Every host process starts at the same wall-clock instant (now + --start-delay-s, default
@@ -22,10 +25,10 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-usage() { sed -n '4,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '4,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 config= hosts= load=0.3 duration_us=10000 rate_gbps=10 cdf=$root/configs/workloads/FbHdp_distribution.txt
-seed= out= build=$root/build start_delay_s=3 grace_ms=1000 time_limit_s= direct=0
+seed= out= build=$root/build start_delay_s=3 grace_ms=1000 time_limit_s= direct=0 bridge=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --config) config=$2; shift 2 ;;
@@ -41,6 +44,7 @@ while [[ $# -gt 0 ]]; do
     --grace-ms) grace_ms=$2; shift 2 ;;
     --time-limit-s) time_limit_s=$2; shift 2 ;;
     --direct) direct=1; shift ;;
+    --bridge) bridge=1; shift ;;
     -h|--help) usage ;;
     *) echo "$0: unknown argument $1" >&2; usage ;;
   esac
@@ -89,29 +93,46 @@ ncpu=$(nproc)
 
 pids=() ns_of=() dev_of=()
 tag=$$
-cleanup_direct() {
+brns=rocemu-wl$tag-br
+cleanup_own() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for n in "${names[@]}"; do ip netns del "rocemu-wl$tag-$n" 2>/dev/null || true; done
+  ip netns del "$brns" 2>/dev/null || true
 }
-if [[ $direct -eq 1 ]]; then
-  [[ ${#names[@]} -eq 2 ]] || { echo "$0: --direct joins exactly 2 hosts (the run has ${#names[@]})" >&2; exit 2; }
-  trap cleanup_direct EXIT INT TERM
-  for k in 0 1; do
+# Host k's namespace with its veth end dev_of[k] carrying the topology's MAC and IPv4.
+host_ns_up() {
+  local k=$1
+  ip -n "${ns_of[k]}" link set "${dev_of[k]}" address "${macs[k]}"
+  ip -n "${ns_of[k]}" addr add "${ips[k]}/8" dev "${dev_of[k]}"
+  ip -n "${ns_of[k]}" link set lo up
+  ip -n "${ns_of[k]}" link set "${dev_of[k]}" up
+  # The kernel owns the address too and answers RoCEv2 with ICMP port unreachable:
+  # rate-limit that to a trickle (the NIC counts and drops those frames).
+  ip netns exec "${ns_of[k]}" sysctl -qw net.ipv4.icmp_ratelimit=1000000 || true
+}
+[[ $direct -eq 0 || $bridge -eq 0 ]] || { echo "$0: --direct and --bridge exclude each other" >&2; exit 2; }
+if [[ $direct -eq 1 || $bridge -eq 1 ]]; then
+  [[ $direct -eq 0 || ${#names[@]} -eq 2 ]] ||
+    { echo "$0: --direct joins exactly 2 hosts (the run has ${#names[@]}); see --bridge" >&2; exit 2; }
+  trap cleanup_own EXIT INT TERM
+  for k in "${!names[@]}"; do
     ns_of[k]=rocemu-wl$tag-${names[k]}
-    dev_of[k]=rocemu-w$tag$k
+    dev_of[k]=rocemu$k  # created inside the namespaces: no name in the root namespace
     ip netns add "${ns_of[k]}"
   done
-  ip link add "${dev_of[0]}" type veth peer name "${dev_of[1]}"
-  for k in 0 1; do
-    ip link set "${dev_of[k]}" netns "${ns_of[k]}"
-    ip -n "${ns_of[k]}" link set "${dev_of[k]}" address "${macs[k]}"
-    ip -n "${ns_of[k]}" addr add "${ips[k]}/8" dev "${dev_of[k]}"
-    ip -n "${ns_of[k]}" link set lo up
-    ip -n "${ns_of[k]}" link set "${dev_of[k]}" up
-    # The kernel owns the address too and answers RoCEv2 with ICMP port unreachable:
-    # rate-limit that to a trickle (the NIC counts and drops those frames).
-    ip netns exec "${ns_of[k]}" sysctl -qw net.ipv4.icmp_ratelimit=1000000 || true
-  done
+  if [[ $direct -eq 1 ]]; then
+    ip link add "${dev_of[0]}" netns "${ns_of[0]}" type veth peer name "${dev_of[1]}" netns "${ns_of[1]}"
+  else
+    ip netns add "$brns"
+    ip -n "$brns" link add rocemu-br type bridge
+    ip -n "$brns" link set rocemu-br up
+    for k in "${!names[@]}"; do
+      ip link add "${dev_of[k]}" netns "${ns_of[k]}" type veth peer name "rocemu-p$k" netns "$brns"
+      ip -n "$brns" link set "rocemu-p$k" master rocemu-br
+      ip -n "$brns" link set "rocemu-p$k" up
+    done
+  fi
+  for k in "${!names[@]}"; do host_ns_up "$k"; done
   in_host() { local k=$1; shift; ip netns exec "${ns_of[k]}" "$@"; }
   iface_of() { echo "${dev_of[$1]}"; }
 else

@@ -3,7 +3,8 @@
 # dpdk, root; never skips). 1) scripts/testbed/workload.sh --direct: 2 hosts in 2 network
 # namespaces joined by a veth pair, a seeded 1 Gbps workload of small flows
 # (tests/wljob/small_flows_cdf.txt); both processes exit 0, the merged flows.csv holds every
-# generated flow, each with FCT >= ideal FCT, and bins/metrics parse. 2) Bad input exits 2
+# generated flow, each with FCT >= ideal FCT, and bins/metrics parse; 3 hosts on a bridge
+# (--bridge) with incast all finish. 2) Bad input exits 2
 # with a clear message: unknown --host, an interface without IPv4, a start time in the past.
 # 3) An unreachable peer: h0 runs alone; its flows fail with a timeout naming h1's address
 # and the process ends (exit 1) well within its time limit. Namespaces: rocemu-*<pid>*,
@@ -53,6 +54,37 @@ awk -F, 'NR>1 { last = ($4 < 1024 ? $4 : 1024) + 58 + 16; bound = $10 - 4000 - 8
 awk -F, 'NR>1 {s[$2]++} END {exit !(length(s) == 2)}' "$merged/flows.csv" || fail "flows from only one host"
 head -2 "$merged/bins.csv" | tail -1 | grep -q '^all,0,,' || fail "bins.csv has no 'all' row"
 echo "ok: 2 host processes, $gen flows, in $(( $(date +%s) - t0 )) s"
+
+# --- 1b) three hosts on a Linux bridge (floods every frame), incast, 2 QPs per pair ------
+cat >"$tmp/three.toml" <<TOML
+[run]
+seed = 3
+[topology]
+kind = "star"
+hosts = 3
+rate_gbps = 1
+delay_ns = 1000
+[workload]
+cdf_file = "$src/tests/wljob/small_flows_cdf.txt"
+load = 0.2
+duration_us = 4000
+qps_per_pair = 2
+[workload.incast]
+senders = 2
+size_bytes = 16384
+period_us = 2000
+receiver = 0
+TOML
+"$src/scripts/testbed/workload.sh" --bridge --config "$tmp/three.toml" --grace-ms 300 \
+  --time-limit-s 15 --start-delay-s 2 --build "$build" --out "$tmp/three" >"$tmp/three.log" 2>&1 || {
+  cat "$tmp/three.log"; for f in "$tmp"/three/*.log; do echo "--- $f"; cat "$f"; done; fail "bridge run failed"; }
+m3=$tmp/three/merged
+gen3=$(awk -F, '$1=="flows_generated"{print $2}' "$m3/metrics.csv")
+grep -q '^all_finished,true$' "$m3/metrics.csv" || fail "bridge run: not every flow finished"
+[[ $(($(wc -l <"$m3/flows.csv") - 1)) -eq "$gen3" ]] || fail "bridge run: merged rows != generated"
+awk -F, 'NR>1 {s[$2]++; if ($6 != -1) inc++} END {exit !(length(s) == 3 && inc == 4)}' "$m3/flows.csv" ||
+  fail "bridge run: expected flows from 3 hosts and 2 incast events x 2 senders"
+echo "ok: 3 host processes on a bridge, $gen3 flows (4 incast)"
 
 # --- 2) bad input -----------------------------------------------------------------------
 cfg=$tmp/run/run.toml
