@@ -125,6 +125,11 @@ fabric::WorkloadResult merge_host_results(const workload::SizeBins& bins, uint64
   r.all_finished = !parts.empty();
   uint64_t unfinished = 0, pfc = 0, cnps = 0;
   for (const HostResultFiles& p : parts) {
+    // Parts of one run share its seed (and so its flows and QP plan).
+    if (metric_u64(p, "seed") != seed)
+      throw std::runtime_error(p.dir + "/metrics.csv: seed " + p.metrics.at("seed") +
+                               ", but the run's is " + std::to_string(seed) +
+                               " (results of another run?)");
     r.records.insert(r.records.end(), p.records.begin(), p.records.end());
     r.flows_generated += metric_u64(p, "flows_generated");
     r.flows_posted += metric_u64(p, "flows_posted");

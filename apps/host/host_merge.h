@@ -30,8 +30,9 @@ struct HostResultFiles {
 bool parse_flows_csv(std::istream& in, std::vector<workload::FlowRecord>& out, std::string& error);
 /// Reads DIR/flows.csv and DIR/metrics.csv. Throws std::runtime_error naming the file (and line).
 HostResultFiles read_host_results(const std::string& dir);
-/// The combined result: records of every part sorted by flow id (a flow id seen twice is an
-/// error: std::runtime_error), the summary over `bins`, counters summed, engine "hosts".
+/// The combined result: records of every part sorted by flow id, the summary over `bins`,
+/// counters summed, engine "hosts". Throws std::runtime_error for a flow id seen twice or a
+/// part whose seed is not `seed` (another run's results).
 fabric::WorkloadResult merge_host_results(const workload::SizeBins& bins, uint64_t seed,
                                           const std::vector<HostResultFiles>& parts);
 

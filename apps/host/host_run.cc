@@ -19,6 +19,7 @@
 #include "apps/interop/endpoint.h"
 #include "fabric/eal.h"
 #include "fabric/realtime_engine.h"
+#include "fabric/workload/progress.h"
 #include "fabric/workload_fabric.h"
 
 namespace rocemu::apps {
@@ -153,6 +154,8 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
     wait_until(start_at);
     const TimeNs t0 = interop::tsc_now_ns();
     f.pull(0, 2 * kPullIntervalNs);  // workload time 0 = engine time 0 = the start instant
+    // In real time, workload time is wall time: "sim" in the line is the workload clock.
+    workload::Progress progress(wcfg.params.start_ns, std::min(limit_ns, wcfg.params.stop_ns()));
     rte_mbuf* rx[kBurst];
     rte_mbuf* pending[kBurst];
     uint16_t pending_n = 0;
@@ -177,6 +180,8 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
       if (now < next_pull_ns) continue;
       next_pull_ns = now + kPullIntervalNs;
       f.pull(now, 2 * kPullIntervalNs);
+      if (auto line = progress.update(now, f.flows_finished(), now))
+        std::fprintf(stderr, "rocemu-host %s: %s\n", o.host.c_str(), line->c_str());
       if (now >= limit_ns) break;
       const TimeNs last = f.last_start_ns();
       if (f.settled() && last != kNever && now >= std::max<TimeNs>(last, 0) + o.grace_ns) break;

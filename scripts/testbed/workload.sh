@@ -136,7 +136,7 @@ if [[ $direct -eq 1 || $bridge -eq 1 ]]; then
   in_host() { local k=$1; shift; ip netns exec "${ns_of[k]}" "$@"; }
   iface_of() { echo "${dev_of[$1]}"; }
 else
-  lib=$here/lib.sh
+  lib=${TB_LIB:-$here/lib.sh}  # TB_LIB: another implementation of the same functions
   [[ -f "$lib" ]] || { echo "$0: $lib (the switch testbed) is missing; --direct runs 2 hosts without it" >&2; exit 2; }
   # shellcheck source=/dev/null
   source "$lib"

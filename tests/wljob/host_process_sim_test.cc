@@ -188,6 +188,11 @@ TEST(HostProcessSim, MergingRecordsSplitBySourceWritesTheInProcessFlowsAndBins) 
   EXPECT_EQ(slurp(dir / "merged" / "bins.csv"), slurp(dir / "all" / "bins.csv"));
   EXPECT_EQ(merged.flows_generated, one.flows_generated);
   EXPECT_EQ(merged.engine, "hosts");
+  EXPECT_THROW(apps::merge_host_results(workload_size_bins(wcfg), cfg.seed + 1, parts),
+               std::runtime_error);
+  std::vector<apps::HostResultFiles> twice{parts[0], parts[0]};
+  EXPECT_THROW(apps::merge_host_results(workload_size_bins(wcfg), cfg.seed, twice),
+               std::runtime_error);
   std::filesystem::remove_all(dir);
 }
 
