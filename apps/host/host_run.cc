@@ -106,6 +106,17 @@ std::vector<std::string> check_host_run(const fabric::RunConfig& cfg, const Host
                          " differs from the topology's " + mac_text(n.ports[0].mac) + " for " +
                          o.host + " (frames carry the topology's)");
   }
+  if (has_mac) {
+    // The largest frame's IP packet: payload + IPv4 20 + UDP 8 + BTH 12 + RETH 16 + ICRC 4.
+    const uint32_t ip_bytes = cfg.nic_params.mtu_bytes + 60;
+    std::ifstream f("/sys/class/net/" + o.iface + "/mtu");
+    uint32_t iface_mtu = 0;
+    if (f >> iface_mtu && iface_mtu < ip_bytes)
+      err.push_back("-d " + o.iface + ": MTU " + std::to_string(iface_mtu) + " is below the " +
+                    std::to_string(ip_bytes) + "-byte packets of [nic] mtu_bytes = " +
+                    std::to_string(cfg.nic_params.mtu_bytes) + " (ip link set " + o.iface +
+                    " mtu " + std::to_string(ip_bytes) + ")");
+  }
   if (o.start_at_ns && now_ns - *o.start_at_ns > o.max_start_lag_ns) {
     err.push_back("--start-at=" + std::to_string(*o.start_at_ns) + ": " +
                   std::to_string((now_ns - *o.start_at_ns) / 1'000'000) +
@@ -137,6 +148,13 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
   std::vector<fabric::FlowFailure> failures;
   {
     interop::ExternalPort port("net_af_packet0", 4095, 1024);
+    const uint32_t frame_bytes = cfg.nic_params.mtu_bytes + 74 + 4;  // + VLAN slack
+    const uint32_t room = rte_pktmbuf_data_room_size(port.pool()) - RTE_PKTMBUF_HEADROOM;
+    if (frame_bytes > room)
+      throw std::runtime_error("[nic] mtu_bytes = " + std::to_string(cfg.nic_params.mtu_bytes) +
+                               ": frames of " + std::to_string(frame_bytes) +
+                               " bytes do not fit the port's " + std::to_string(room) +
+                               "-byte receive buffers (use mtu_bytes <= 1024)");
     fabric::RunPool pool(std::min(cfg.testbed.pool_mbufs, kMaxPoolMbufs));
     fabric::WorkloadFabricOptions fo;
     fo.local_host = local;
