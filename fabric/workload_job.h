@@ -14,6 +14,9 @@
 // In real time the workload's time 0 is the engine time at which the run starts, and the
 // records' start/finish times are engine times (shifted by that origin).
 //
+// The nodes, the QP plan and the flow bookkeeping are WorkloadFabric's (workload_fabric.h),
+// which also runs one host per process (apps/host, rocemu-host) with the same plan.
+//
 // Result files hold engine-time values only, so two virtual-time runs with one seed write
 // byte-identical files; wall time and events per second go to stdout. Units: ns, bytes, bps.
 #pragma once

@@ -1,0 +1,184 @@
+// host_options.cc — rocemu-host's flags and --help (see host_options.h).
+#include "apps/host/host_options.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace rocemu::apps {
+
+namespace {
+bool to_int(const std::string& s, int64_t& out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0') return false;
+  out = v;
+  return true;
+}
+bool to_double(const std::string& s, double& out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (*end != '\0') return false;
+  out = v;
+  return true;
+}
+}  // namespace
+
+HostOptions parse_host_options(int argc, char** argv) {
+  HostOptions o;
+  bool merge_seen = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") {
+      for (++i; i < argc; ++i) o.eal_args.push_back(argv[i]);
+      break;
+    }
+    std::string value;
+    bool has_value = false;
+    if (a.rfind("--", 0) == 0) {
+      const auto eq = a.find('=');
+      if (eq != std::string::npos) {
+        value = a.substr(eq + 1);
+        a = a.substr(0, eq);
+        has_value = true;
+      }
+    }
+    auto need = [&](const std::string& name) -> bool {
+      if (has_value) return true;
+      if (i + 1 >= argc) {
+        o.errors.push_back(name + ": needs a value");
+        return false;
+      }
+      value = argv[++i];
+      return true;
+    };
+    auto ms = [&](const std::string& name, int64_t lo, int64_t hi, int64_t& out) {
+      int64_t v = 0;
+      if (!need(name)) return;
+      if (to_int(value, v) && v >= lo && v <= hi)
+        out = v * 1'000'000;
+      else
+        o.errors.push_back(name + "=" + value + ": expected an integer in [" + std::to_string(lo) +
+                           ", " + std::to_string(hi) + "] (milliseconds)");
+    };
+    if (a == "-h" || a == "--help") {
+      o.help = true;
+    } else if (a == "--host") {
+      if (need(a)) o.host = value;
+    } else if (a == "-d" || a == "--ib-dev" || a == "--iface") {
+      if (need(a)) o.iface = value;
+    } else if (a == "--start-at") {
+      int64_t v = 0;
+      if (need(a)) {
+        if (to_int(value, v) && v > 0)
+          o.start_at_ns = v;
+        else
+          o.errors.push_back("--start-at=" + value +
+                             ": expected nanoseconds since the epoch (date +%s%N)");
+      }
+    } else if (a == "--out") {
+      if (need(a)) o.out_dir = value;
+    } else if (a == "--grace-ms") {
+      ms(a, 0, 3'600'000, o.grace_ns);
+    } else if (a == "--max-start-lag-ms") {
+      ms(a, 0, 3'600'000, o.max_start_lag_ns);
+    } else if (a == "--time-limit-s") {
+      double v = 0;
+      if (need(a)) {
+        if (to_double(value, v) && v >= 0.001 && v <= 3600)
+          o.time_limit_ns = static_cast<int64_t>(v * 1e9);
+        else
+          o.errors.push_back("--time-limit-s=" + value + ": expected a number in [0.001, 3600]");
+      }
+    } else if (a == "--seed") {
+      int64_t v = 0;
+      if (need(a)) {
+        if (to_int(value, v) && v >= 0)
+          o.seed = static_cast<uint64_t>(v);
+        else
+          o.errors.push_back("--seed=" + value + ": expected a non-negative integer");
+      }
+    } else if (a == "--log-level") {
+      if (need(a)) o.log_level = value;
+    } else if (a == "--list-hosts") {
+      o.list_hosts = true;
+    } else if (a == "--merge") {
+      merge_seen = true;
+      if (need(a)) o.merge_out = value;
+    } else if (!a.empty() && a[0] == '-') {
+      o.errors.push_back(a + ": unknown option (see --help)");
+    } else if (o.config_path.empty()) {
+      o.config_path = a;
+    } else if (merge_seen) {
+      o.merge_dirs.push_back(a);
+    } else {
+      o.errors.push_back(a + ": only one configuration file may be given");
+    }
+  }
+  if (o.help) return o;
+  if (o.config_path.empty()) o.errors.push_back("missing the configuration file (see --help)");
+  if (o.list_hosts) return o;
+  if (merge_seen) {
+    if (o.merge_dirs.empty())
+      o.errors.push_back("--merge OUT: needs at least one per-host result directory");
+    if (!o.host.empty() || !o.iface.empty())
+      o.errors.push_back("--merge: takes no --host or -d (it only reads result directories)");
+  } else {
+    if (o.host.empty()) o.errors.push_back("missing --host NAME (a host of the run's topology)");
+    if (o.iface.empty())
+      o.errors.push_back("missing -d IFACE (the kernel interface of the host's port)");
+    if (o.out_dir.empty() && !o.host.empty()) o.out_dir = "out/host-" + o.host;
+  }
+  return o;
+}
+
+std::string host_help(const std::string& p) {
+  return "usage: " + p +
+         " CONFIG.toml --host NAME -d IFACE [--start-at EPOCH_NS] [--out DIR]\n"
+         "         [--grace-ms MS] [--time-limit-s S] [--max-start-lag-ms MS] [--seed N]\n"
+         "         [--log-level LEVEL] [-- EAL-ARGS...]\n"
+         "       " +
+         p +
+         " CONFIG.toml --merge OUT DIR...\n"
+         "       " +
+         p +
+         " CONFIG.toml --list-hosts\n\n"
+         "Runs ONE host of a workload run (CONFIG.toml's [topology], [nic], [dcqcn], [workload])\n"
+         "as its own process, on a DPDK af_packet port on IFACE, normally the host end of a veth\n"
+         "in the host's network namespace (scripts/testbed/workload.sh). Every process builds the\n"
+         "same QP plan from the configuration (no connection exchange), generates the same flows\n"
+         "from the seed and starts those whose source is NAME; frames go to the topology MAC of\n"
+         "the switch port facing the host. docs/workload_runs.md, \"Host processes in "
+         "namespaces\".\n\n"
+         "arguments:\n"
+         "  CONFIG.toml            the run (docs/config.md); needs a [workload] table\n"
+         "  --host NAME            the topology host this process runs\n"
+         "  -d IFACE               kernel interface for the af_packet port; it must have an IPv4\n"
+         "                         address equal to the topology's address of NAME\n"
+         "  --start-at EPOCH_NS    workload time 0 as CLOCK_REALTIME ns (`date +%s%N`); give\n"
+         "                         every process the same instant a few seconds ahead\n"
+         "                         (default: now)\n"
+         "  --out DIR              per-host flows.csv, bins.csv, metrics.csv (default "
+         "out/host-NAME)\n"
+         "  --grace-ms MS          keep serving peers' flows this long after the workload's last\n"
+         "                         flow start, once this host's own flows are over (default 1000)\n"
+         "  --time-limit-s S       give up after S s of workload time (default "
+         "[testbed].time_limit_s)\n"
+         "  --max-start-lag-ms MS  refuse a --start-at more than MS in the past (default 1000)\n"
+         "  --seed N               run seed (overrides [run].seed; must be equal in every "
+         "process)\n"
+         "  --log-level LEVEL      trace|debug|info|warn|error|critical|off\n"
+         "  -- EAL-ARGS...         appended to EAL's arguments (e.g. -l 1 to poll another core)\n"
+         "  --merge OUT DIR...     combine per-host result directories into OUT/flows.csv,\n"
+         "                         bins.csv, metrics.csv (the in-process job's formats)\n"
+         "  --list-hosts           print `NAME IPV4 MAC` of every host (the testbed scripts use "
+         "it)\n"
+         "  -h, --help             this text\n\n"
+         "exit status: 0 every flow of this host finished; 1 a flow failed or did not finish, or\n"
+         "a setup failure (EAL, port); 2 usage or configuration error (unknown host, interface\n"
+         "without IPv4/MAC or with another address, start time too far in the past)\n";
+}
+
+}  // namespace rocemu::apps

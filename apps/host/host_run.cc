@@ -1,0 +1,242 @@
+// host_run.cc — rocemu-host's checks, start instant and poll loop (see host_run.h).
+#include "apps/host/host_run.h"
+
+#include <net/if.h>
+#include <netinet/in.h>
+#include <rte_mbuf.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+
+#include "apps/interop/dpdk_port.h"
+#include "apps/interop/endpoint.h"
+#include "fabric/eal.h"
+#include "fabric/realtime_engine.h"
+#include "fabric/workload/progress.h"
+#include "fabric/workload_fabric.h"
+
+namespace rocemu::apps {
+
+namespace {
+
+constexpr uint16_t kBurst = 32;
+constexpr TimeNs kPullIntervalNs = 10 * kNsPerUs;  // as the engines' queue_sample_ns
+constexpr uint32_t kMaxPoolMbufs = 8191;
+
+std::string mac_text(const MacAddr& m) {
+  char s[24];
+  std::snprintf(s, sizeof s, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+  return s;
+}
+
+/// Sleeps until CLOCK_REALTIME reaches `at_ns` (the last 2 ms spinning, for precision).
+void wait_until(int64_t at_ns) {
+  const int64_t spin_ns = 2'000'000;
+  if (at_ns - realtime_ns() > spin_ns) {
+    const int64_t wake = at_ns - spin_ns;
+    timespec ts{static_cast<time_t>(wake / 1'000'000'000), static_cast<long>(wake % 1'000'000'000)};
+    while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+    }
+  }
+  while (realtime_ns() < at_ns) {
+  }
+}
+
+}  // namespace
+
+int64_t realtime_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+uint32_t iface_ipv4(const std::string& iface) {
+  if (iface.empty() || iface.size() >= IFNAMSIZ) return 0;
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  ifreq ifr{};
+  std::strncpy(ifr.ifr_name, iface.c_str(), IFNAMSIZ - 1);
+  const int rc = ::ioctl(fd, SIOCGIFADDR, &ifr);
+  ::close(fd);
+  if (rc != 0) return 0;
+  return ntohl(reinterpret_cast<const sockaddr_in*>(&ifr.ifr_addr)->sin_addr.s_addr);
+}
+
+bool iface_mac(const std::string& iface, MacAddr& out) {
+  if (iface.empty() || iface.find('/') != std::string::npos) return false;
+  std::ifstream f("/sys/class/net/" + iface + "/address");
+  std::string s;
+  return static_cast<bool>(f >> s) && interop::parse_mac(s, out);
+}
+
+std::vector<std::string> check_host_run(const fabric::RunConfig& cfg, const HostOptions& o,
+                                        int64_t now_ns, std::vector<std::string>& warnings) {
+  std::vector<std::string> err;
+  const Topology& t = cfg.topology.topology;
+  if (!cfg.workload) err.push_back(cfg.source + ": the run has no [workload] table");
+  const int64_t node = t.find(o.host);
+  std::string hosts;
+  for (uint32_t h : t.hosts()) hosts += (hosts.empty() ? "" : ", ") + t.node(h).name;
+  if (node < 0 || t.node(static_cast<uint32_t>(node)).kind != NodeKind::kHost) {
+    err.push_back("--host=" + o.host + ": not a host of the topology (hosts: " + hosts + ")");
+  }
+  MacAddr mac{};
+  const bool has_mac = iface_mac(o.iface, mac);
+  const uint32_t ip = has_mac ? iface_ipv4(o.iface) : 0;
+  if (!has_mac) {
+    err.push_back("-d " + o.iface +
+                  ": no such interface with a MAC address (in this network namespace)");
+  } else if (ip == 0) {
+    err.push_back("-d " + o.iface +
+                  ": the interface has no IPv4 address (the testbed gives it the host's)");
+  } else if (node >= 0 && t.node(static_cast<uint32_t>(node)).kind == NodeKind::kHost) {
+    const TopoNode& n = t.node(static_cast<uint32_t>(node));
+    if (ip != n.ipv4)
+      err.push_back("-d " + o.iface + ": has IPv4 " + ipv4_to_string(ip) + " but host " + o.host +
+                    " is " + ipv4_to_string(n.ipv4) + " in the topology");
+    if (!n.ports.empty() && mac != n.ports[0].mac)
+      warnings.push_back("-d " + o.iface + ": MAC " + mac_text(mac) +
+                         " differs from the topology's " + mac_text(n.ports[0].mac) + " for " +
+                         o.host + " (frames carry the topology's)");
+  }
+  if (has_mac) {
+    // The largest frame's IP packet: payload + IPv4 20 + UDP 8 + BTH 12 + RETH 16 + ICRC 4.
+    const uint32_t ip_bytes = cfg.nic_params.mtu_bytes + 60;
+    std::ifstream f("/sys/class/net/" + o.iface + "/mtu");
+    uint32_t iface_mtu = 0;
+    if (f >> iface_mtu && iface_mtu < ip_bytes)
+      err.push_back("-d " + o.iface + ": MTU " + std::to_string(iface_mtu) + " is below the " +
+                    std::to_string(ip_bytes) + "-byte packets of [nic] mtu_bytes = " +
+                    std::to_string(cfg.nic_params.mtu_bytes) + " (ip link set " + o.iface +
+                    " mtu " + std::to_string(ip_bytes) + ")");
+  }
+  if (o.start_at_ns && now_ns - *o.start_at_ns > o.max_start_lag_ns) {
+    err.push_back("--start-at=" + std::to_string(*o.start_at_ns) + ": " +
+                  std::to_string((now_ns - *o.start_at_ns) / 1'000'000) +
+                  " ms in the past (more than --max-start-lag-ms=" +
+                  std::to_string(o.max_start_lag_ns / 1'000'000) + "); pass now + a few seconds");
+  }
+  return err;
+}
+
+int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
+  const Topology& t = cfg.topology.topology;
+  const workload::WorkloadConfig wcfg = fabric::make_workload_config_of(cfg);
+  const auto node = static_cast<uint32_t>(t.find(o.host));
+  int32_t local = -1;
+  for (size_t h = 0; h < wcfg.hosts.size(); ++h)
+    if (wcfg.hosts[h].id == node) local = static_cast<int32_t>(h);
+  if (local < 0) throw std::invalid_argument("host " + o.host + " takes no part in the workload");
+
+  fabric::EalOptions eo;
+  eo.program = "rocemu-host";
+  eo.user_args = {"--vdev=net_af_packet0,iface=" + o.iface + ",framecnt=4096,qdisc_bypass=1",
+                  "--log-level", "lib.eal:error"};
+  eo.user_args.insert(eo.user_args.end(), o.eal_args.begin(), o.eal_args.end());
+  fabric::eal_start(eo);
+
+  const uint64_t region = fabric::workload_region_bytes(wcfg);
+  uint8_t* sink = fabric::map_shared_sink_region(region);
+  fabric::WorkloadResult r;
+  std::vector<fabric::FlowFailure> failures;
+  {
+    interop::ExternalPort port("net_af_packet0", 4095, 1024);
+    const uint32_t frame_bytes = cfg.nic_params.mtu_bytes + 74 + 4;  // + VLAN slack
+    const uint32_t room = rte_pktmbuf_data_room_size(port.pool()) - RTE_PKTMBUF_HEADROOM;
+    if (frame_bytes > room)
+      throw std::runtime_error("[nic] mtu_bytes = " + std::to_string(cfg.nic_params.mtu_bytes) +
+                               ": frames of " + std::to_string(frame_bytes) +
+                               " bytes do not fit the port's " + std::to_string(room) +
+                               "-byte receive buffers (use mtu_bytes <= 1024)");
+    fabric::RunPool pool(std::min(cfg.testbed.pool_mbufs, kMaxPoolMbufs));
+    fabric::WorkloadFabricOptions fo;
+    fo.local_host = local;
+    fo.sink = sink;
+    fabric::WorkloadFabric f(cfg, wcfg, pool.get(), cfg.workload_qps_per_pair, fo);
+    Node* n = f.node(node);
+    const uint64_t rate_bps = t.links().at(t.node(node).ports.at(0).link).rate_bps;
+    const TimeNs limit_ns = o.time_limit_ns.value_or(cfg.testbed.time_limit_ns);
+    const int64_t start_at = o.start_at_ns.value_or(realtime_ns());
+    std::printf("rocemu-host: %s (%s) on %s, %llu hosts, start in %.3f s\n", o.host.c_str(),
+                ipv4_to_string(t.node(node).ipv4).c_str(), o.iface.c_str(),
+                static_cast<unsigned long long>(wcfg.hosts.size()),
+                static_cast<double>(start_at - realtime_ns()) / 1e9);
+    std::fflush(stdout);
+    wait_until(start_at);
+    const TimeNs t0 = interop::tsc_now_ns();
+    f.pull(0, 2 * kPullIntervalNs);  // workload time 0 = engine time 0 = the start instant
+    // In real time, workload time is wall time: "sim" in the line is the workload clock.
+    workload::Progress progress(wcfg.params.start_ns, std::min(limit_ns, wcfg.params.stop_ns()));
+    rte_mbuf* rx[kBurst];
+    rte_mbuf* pending[kBurst];
+    uint16_t pending_n = 0;
+    TimeNs wire_free_ns = 0, next_pull_ns = kPullIntervalNs, now = 0;
+    while (true) {
+      now = interop::tsc_now_ns() - t0;
+      const uint16_t got = port.rx(rx, kBurst);
+      if (got > 0) n->rx(0, rx, got, now);
+      if (n->next_deadline() <= now) n->on_timer(now);
+      while (pending_n < kBurst && now >= wire_free_ns) {
+        rte_mbuf* m = n->tx(0, now);
+        if (!m) break;
+        wire_free_ns =
+            std::max(now, wire_free_ns) + serialization_ns(rte_pktmbuf_pkt_len(m), rate_bps);
+        pending[pending_n++] = m;
+      }
+      if (pending_n > 0) {  // frames the port refuses now are offered again, never dropped
+        const uint16_t sent = port.tx(pending, pending_n);
+        for (uint16_t i = sent; i < pending_n; ++i) pending[i - sent] = pending[i];
+        pending_n = static_cast<uint16_t>(pending_n - sent);
+      }
+      if (now < next_pull_ns) continue;
+      next_pull_ns = now + kPullIntervalNs;
+      f.pull(now, 2 * kPullIntervalNs);
+      if (auto line = progress.update(now, f.flows_finished(), now))
+        std::fprintf(stderr, "rocemu-host %s: %s\n", o.host.c_str(), line->c_str());
+      if (now >= limit_ns) break;
+      const TimeNs last = f.last_start_ns();
+      if (f.settled() && last != kNever && now >= std::max<TimeNs>(last, 0) + o.grace_ns) break;
+    }
+    if (pending_n > 0) rte_pktmbuf_free_bulk(pending, pending_n);
+    r = f.result(("host:" + o.host).c_str(), now);
+    r.wall_ns = now;  // the loop ran in real time: engine time is wall time since the start
+    failures = f.failures();
+    std::printf("rocemu-host: %s stopped at %.3f ms of workload time%s\n", o.host.c_str(),
+                static_cast<double>(now) / 1e6, now >= limit_ns ? " (time limit)" : "");
+  }
+  fabric::unmap_shared_sink_region(sink, region);
+  for (const fabric::FlowFailure& ff : failures) {
+    const std::string dst = t.node(ff.flow.dst).name, ip = ipv4_to_string(t.node(ff.flow.dst).ipv4);
+    const bool timeout = ff.status == IBV_WC_RETRY_EXC_ERR;
+    std::fprintf(stderr, "rocemu-host: flow %llu %s -> %s (%s, %llu bytes) failed: %s%s\n",
+                 static_cast<unsigned long long>(ff.flow.id), o.host.c_str(), dst.c_str(),
+                 ip.c_str(), static_cast<unsigned long long>(ff.flow.size_bytes),
+                 interop::wc_status_name(ff.status),
+                 timeout ? (" (timeout: no answer from " + ip + "; is rocemu-host running for " +
+                            dst + " and the link up?)")
+                               .c_str()
+                         : "");
+  }
+  if (r.flows_failed > failures.size())
+    std::fprintf(stderr, "rocemu-host: %llu flows failed in all\n",
+                 static_cast<unsigned long long>(r.flows_failed));
+  std::fputs(fabric::workload_text(r).c_str(), stdout);
+  fabric::write_workload_files(r, o.out_dir);
+  std::printf("results: %s/flows.csv, %s/bins.csv, %s/metrics.csv\n", o.out_dir.c_str(),
+              o.out_dir.c_str(), o.out_dir.c_str());
+  if (!r.all_finished)
+    std::fprintf(stderr, "rocemu-host: %s: %llu flows unfinished, %llu failed\n", o.host.c_str(),
+                 static_cast<unsigned long long>(r.summary.flows_unfinished),
+                 static_cast<unsigned long long>(r.flows_failed));
+  fabric::eal_stop();
+  return r.all_finished ? 0 : 1;
+}
+
+}  // namespace rocemu::apps

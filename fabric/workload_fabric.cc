@@ -1,0 +1,409 @@
+// workload_fabric.cc — the workload's nodes, its deterministic QP plan and the per-flow
+// bookkeeping (see workload_fabric.h; transport mapping and FCT: workload_job.h).
+#include "fabric/workload_fabric.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+#include "fabric/workload/workload_topology.h"
+
+namespace rocemu::fabric {
+
+namespace {
+constexpr uint32_t kMaxOutstandingPerQp = 32;
+}  // namespace
+
+workload::WorkloadConfig make_workload_config_of(const RunConfig& cfg) {
+  workload::WorkloadParams p = *cfg.workload;
+  namespace fs = std::filesystem;
+  if (!p.cdf_file.empty() && !fs::exists(p.cdf_file) && fs::path(p.cdf_file).is_relative()) {
+    const fs::path beside = fs::path(cfg.source).parent_path() / p.cdf_file;
+    if (fs::exists(beside)) p.cdf_file = beside.string();
+  }
+  return workload::make_workload_config(p, workload::hosts_from_topology(cfg.topology.topology));
+}
+
+workload::SizeBins workload_size_bins(const workload::WorkloadConfig& wcfg) {
+  return wcfg.cdf
+             ? workload::SizeBins::from_quantiles(*wcfg.cdf)
+             : workload::SizeBins::fixed({wcfg.params.incast ? wcfg.params.incast->size_bytes : 1});
+}
+
+uint64_t workload_region_bytes(const workload::WorkloadConfig& wcfg) {
+  uint64_t largest = 1;
+  if (wcfg.cdf) largest = static_cast<uint64_t>(std::ceil(wcfg.cdf->max_bytes())) + 1;
+  if (wcfg.params.incast) largest = std::max(largest, wcfg.params.incast->size_bytes);
+  return largest;
+}
+
+WorkloadFabric::WorkloadFabric(const RunConfig& cfg, const workload::WorkloadConfig& wcfg,
+                               rte_mempool* pool, uint32_t qps_per_pair,
+                               const WorkloadFabricOptions& opt)
+    : lanes_(std::max<uint32_t>(1, qps_per_pair)),
+      local_(opt.local_host),
+      cfg_(cfg),
+      wcfg_(wcfg),
+      gen_(wcfg, cfg.seed),
+      rec_(workload_size_bins(wcfg)) {
+  const Topology& t = cfg.topology.topology;
+  const size_t n = t.nodes().size();
+  if (local_ >= static_cast<int32_t>(wcfg.hosts.size()))
+    throw std::invalid_argument("workload fabric: local host index out of range");
+  if (local_ >= 0 && opt.sink == nullptr)
+    throw std::invalid_argument("workload fabric: a local host needs the shared sink region");
+  nodes_.resize(n);
+  switches_.resize(n);
+  hosts_.resize(n);
+  host_index_.assign(n, -1);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (t.node(i).kind == NodeKind::kSwitch) {
+      if (local_ >= 0) continue;  // the switch runs elsewhere (or a wire stands in for it)
+      switches_[i] = std::make_unique<sw::SoftSwitch>(cfg.switch_params, t, i, pool, cfg.seed);
+      nodes_[i] = switches_[i].get();
+    } else {
+      hosts_[i] = std::make_unique<nic::RoceHost>(cfg.nic_params, t, i, pool, cfg.seed);
+      if (local_ < 0) nodes_[i] = hosts_[i].get();
+    }
+  }
+  for (size_t h = 0; h < wcfg.hosts.size(); ++h)
+    host_index_[wcfg.hosts[h].id] = static_cast<int32_t>(h);
+  if (cfg.dcqcn_enabled) {
+    std::vector<nic::RoceHost*> hosts(n);
+    for (size_t i = 0; i < n; ++i)
+      if (host_index_[i] >= 0 && is_local(static_cast<size_t>(host_index_[i])))
+        hosts[i] = hosts_[i].get();
+    // RP slots are indexed by QPN offset: each host creates 2 (hosts - 1) QPs (the mesh).
+    const auto qps =
+        static_cast<uint32_t>(std::max<size_t>(16, 2 * (wcfg.hosts.size() - 1) * lanes_));
+    cc_ = install_dcqcn(cfg.dcqcn, t, hosts, qps);
+  }
+  const uint64_t region = workload_region_bytes(wcfg);
+  src_buf_.assign(region, 0x5a);
+  if (opt.sink) {
+    sink_ = opt.sink;
+  } else {
+    dst_buf_.assign(region, 0);
+    sink_ = dst_buf_.data();
+  }
+  sink_bytes_ = region;
+  failures_.reserve(kMaxFailures);
+  connect_mesh();
+  if (local_ >= 0 && wcfg.params.op == workload::FlowOp::kSend) prepost_receives();
+  due_.resize(wcfg.hosts.size());
+  for (size_t h = 0; h < wcfg.hosts.size(); ++h) {
+    if (!is_local(h)) continue;
+    wrappers_.push_back(std::make_unique<WorkloadHostNode>(*this, *hosts_[wcfg.hosts[h].id],
+                                                           static_cast<uint32_t>(h)));
+    nodes_[wcfg.hosts[h].id] = wrappers_.back().get();
+  }
+}
+
+WorkloadFabric::~WorkloadFabric() = default;
+
+void WorkloadFabric::pull(TimeNs now, TimeNs lookahead_ns) {
+  if (origin_ns_ < 0) origin_ns_ = now;
+  workload::FlowSpec f;
+  while (gen_.next_deadline() != kNever && gen_.next_deadline() + origin_ns_ < now + lookahead_ns &&
+         gen_.next(f)) {
+    f.start_ns += origin_ns_;
+    last_start_ns_ = f.start_ns;
+    const auto h = static_cast<size_t>(host_index_[f.src]);
+    if (!is_local(h)) continue;
+    due_[h].push_back(f);
+    ++pulled_;
+  }
+}
+
+void WorkloadFabric::start_due(uint32_t h, TimeNs now) noexcept {
+  auto& q = due_[h];
+  while (!q.empty() && q.front().start_ns <= now) {
+    start_flow(q.front());
+    q.pop_front();
+  }
+}
+
+void WorkloadFabric::reap(uint32_t h, TimeNs now) noexcept {
+  ibv_wc wc[32];
+  nic::RoceHost& host = *hosts_[wcfg_.hosts[h].id];
+  int got;
+  const bool repost = local_ >= 0 && wcfg_.params.op == workload::FlowOp::kSend;
+  while ((got = host.poll_cq(side_[h].recv_cq, 32, wc)) > 0) {
+    if (!repost) continue;
+    for (int k = 0; k < got; ++k)
+      if (wc[k].status == IBV_WC_SUCCESS) repost_receive(h, wc[k].qp_num);
+  }
+  while ((got = host.poll_cq(side_[h].send_cq, 32, wc)) > 0) {
+    for (int k = 0; k < got; ++k) {
+      auto it = posted_flows_.find(wc[k].wr_id);
+      if (it == posted_flows_.end()) continue;
+      const Posted done = it->second;
+      posted_flows_.erase(it);
+      const uint32_t a = done.pair / static_cast<uint32_t>(side_.size());
+      const uint32_t b = done.pair % static_cast<uint32_t>(side_.size());
+      if (wc[k].status == IBV_WC_SUCCESS) {
+        rec_.on_finish(wc[k].wr_id, now);
+      } else {
+        ++failed_;
+        if (failures_.size() < kMaxFailures) {
+          FlowFailure ff;
+          ff.flow.id = wc[k].wr_id;
+          ff.flow.src = wcfg_.hosts[a].id;
+          ff.flow.dst = wcfg_.hosts[b].id;
+          ff.flow.size_bytes = done.bytes;
+          ff.status = wc[k].status;
+          failures_.push_back(ff);
+        }
+      }
+      Pair& p = pairs_[done.pair];
+      Lane& l = p.lanes[done.lane];
+      --l.outstanding;
+      l.outstanding_bytes -= done.bytes;
+      int lane;
+      while (!p.waiting.empty() && (lane = pick_lane(p)) >= 0) {
+        const workload::FlowSpec f = p.waiting.front();
+        p.waiting.pop_front();
+        --waiting_;
+        post(f, a, b, p, static_cast<uint32_t>(lane));
+      }
+    }
+  }
+}
+
+void WorkloadFabric::sample_queues(TimeNs now) {
+  for (const auto& s : switches_) {
+    if (!s) continue;
+    const SwitchSnapshot snap = s->snapshot(now);
+    for (const PortCounters& c : snap.ports) rec_.stats().add_queue_sample(c.total_queue_bytes());
+  }
+}
+
+WorkloadResult WorkloadFabric::result(const char* engine, TimeNs end) {
+  WorkloadResult r;
+  r.engine = engine;
+  r.seed = cfg_.seed;
+  r.end_ns = end;
+  for (uint32_t i = 0; i < switches_.size(); ++i) {
+    if (!switches_[i]) continue;
+    const SwitchSnapshot snap = switches_[i]->snapshot(end);
+    for (const PortCounters& c : snap.ports) {
+      for (auto v : c.pfc_pauses_sent) r.summary.pfc_pauses += v;
+      r.switch_drops += c.total_drops();
+      r.ecn_marked_packets += c.ecn_marked_packets;
+    }
+  }
+  uint64_t cnps = 0;
+  for (size_t i = 0; i < hosts_.size(); ++i) {
+    if (!hosts_[i] || !is_local(static_cast<size_t>(host_index_[i]))) continue;
+    const nic::NicCounters& c = hosts_[i]->counters();
+    cnps += c.cnps_sent;
+    r.retransmitted_packets += c.retransmitted_packets;
+    r.timeouts += c.timeouts;
+  }
+  rec_.stats().add_cnps(cnps);
+  rec_.stats().add_pfc_pauses(r.summary.pfc_pauses);
+  r.summary = rec_.summarize();
+  r.records = rec_.stats().records();
+  std::sort(r.records.begin(), r.records.end(),
+            [](const workload::FlowRecord& x, const workload::FlowRecord& y) {
+              return x.flow.id < y.flow.id;
+            });
+  r.flows_generated = started_;
+  r.flows_posted = posted_;
+  r.flows_failed = failed_;
+  r.all_finished = done() && failed_ == 0;
+  return r;
+}
+
+/// The lane with the fewest outstanding bytes that can take another work request (ties:
+/// the lowest index), or -1.
+int WorkloadFabric::pick_lane(const Pair& p) noexcept {
+  int best = -1;
+  for (size_t i = 0; i < p.lanes.size(); ++i) {
+    const Lane& l = p.lanes[i];
+    if (l.outstanding >= kMaxOutstandingPerQp) continue;
+    if (best < 0 || l.outstanding_bytes < p.lanes[static_cast<size_t>(best)].outstanding_bytes)
+      best = static_cast<int>(i);
+  }
+  return best;
+}
+
+// The plan. Every process of a run executes exactly this sequence of verbs calls on every
+// host (replicas included): any change of order here changes QPNs/PSNs/rkeys consistently
+// in all processes of one build, but processes of different builds must not be mixed.
+void WorkloadFabric::connect_mesh() {
+  const size_t hn = wcfg_.hosts.size();
+  const uint32_t max_send = kMaxOutstandingPerQp;
+  side_.resize(hn);
+  for (size_t h = 0; h < hn; ++h) {
+    nic::RoceHost& host = *hosts_[wcfg_.hosts[h].id];
+    HostSide& s = side_[h];
+    s.pd = host.alloc_pd();
+    s.send_cq = host.create_cq(static_cast<uint32_t>(2 * hn * max_send));
+    s.recv_cq = host.create_cq(static_cast<uint32_t>(2 * hn * max_send));
+    s.src = host.reg_mr(s.pd, src_buf_.data(), src_buf_.size(), IBV_ACCESS_LOCAL_WRITE);
+    s.dst = host.reg_mr(s.pd, sink_, sink_bytes_, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    if (s.src.lkey == 0 || s.dst.lkey == 0) throw std::runtime_error("workload job: reg_mr failed");
+  }
+  pairs_.resize(hn * hn);
+  nic::ConnectOptions opt;
+  opt.path_mtu = nic::mtu_enum(cfg_.nic_params.mtu_bytes);
+  const Topology& t = cfg_.topology.topology;
+  for (size_t a = 0; a < hn; ++a) {
+    for (size_t b = 0; b < hn; ++b) {
+      if (a == b) continue;
+      Pair& p = pairs_[pair_index(static_cast<uint32_t>(a), static_cast<uint32_t>(b))];
+      p.lanes.resize(lanes_);
+      nic::RoceHost& ha = *hosts_[wcfg_.hosts[a].id];
+      nic::RoceHost& hb = *hosts_[wcfg_.hosts[b].id];
+      nic::QpInitAttr qa;
+      qa.pd = side_[a].pd;
+      qa.send_cq = side_[a].send_cq;
+      qa.recv_cq = side_[a].recv_cq;
+      qa.max_send_wr = qa.max_recv_wr = max_send;
+      nic::QpInitAttr qb = qa;
+      qb.pd = side_[b].pd;
+      qb.send_cq = side_[b].send_cq;
+      qb.recv_cq = side_[b].recv_cq;
+      for (Lane& l : p.lanes) {
+        l.src_qpn = ha.create_qp(qa);
+        l.dst_qpn = hb.create_qp(qb);
+        if (l.src_qpn == 0 || l.dst_qpn == 0)
+          throw std::runtime_error(
+              "workload job: create_qp failed (" + std::to_string(lanes_) +
+              " QPs per ordered host pair need " + std::to_string(2 * (hn - 1) * lanes_) +
+              " QPs per host; [nic] max_qps = " + std::to_string(cfg_.nic_params.max_qps) + ")");
+        if (nic::connect_rc(ha, l.src_qpn, hb.local_info(l.dst_qpn), opt) != 0 ||
+            nic::connect_rc(hb, l.dst_qpn, ha.local_info(l.src_qpn), opt) != 0)
+          throw std::runtime_error("workload job: connecting an RC QP failed");
+      }
+      p.ideal = workload::ideal_fct_params(t, wcfg_.hosts[a].id, wcfg_.hosts[b].id,
+                                           cfg_.nic_params.mtu_bytes);
+    }
+  }
+}
+
+// Local mode, SEND flows: the receiver cannot know which lane a sender picks, so every
+// responder QP of the local host keeps a full receive queue of whole-sink receives.
+void WorkloadFabric::prepost_receives() {
+  const auto me = static_cast<uint32_t>(local_);
+  for (size_t a = 0; a < wcfg_.hosts.size(); ++a) {
+    if (a == me) continue;
+    for (const Lane& l : pairs_[pair_index(static_cast<uint32_t>(a), me)].lanes)
+      for (uint32_t k = 0; k < kMaxOutstandingPerQp; ++k) repost_receive(me, l.dst_qpn);
+  }
+}
+
+void WorkloadFabric::repost_receive(uint32_t h, uint32_t qpn) noexcept {
+  nic::RoceHost& host = *hosts_[wcfg_.hosts[h].id];
+  ibv_sge sge{side_[h].dst.addr, static_cast<uint32_t>(sink_bytes_), side_[h].dst.lkey};
+  ibv_recv_wr wr{};
+  wr.wr_id = qpn;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  const ibv_recv_wr* bad = nullptr;
+  (void)host.post_recv(qpn, &wr, &bad);
+}
+
+void WorkloadFabric::start_flow(const workload::FlowSpec& f) noexcept {
+  const uint32_t a = static_cast<uint32_t>(host_index_[f.src]);
+  const uint32_t b = static_cast<uint32_t>(host_index_[f.dst]);
+  Pair& p = pairs_[pair_index(a, b)];
+  rec_.on_start(f, workload::ideal_fct_ns(f.size_bytes, f.op, p.ideal));
+  const int lane = p.waiting.empty() ? pick_lane(p) : -1;
+  if (lane >= 0) {
+    post(f, a, b, p, static_cast<uint32_t>(lane));
+  } else {
+    p.waiting.push_back(f);
+    ++waiting_;
+  }
+  ++started_;
+}
+
+void WorkloadFabric::post(const workload::FlowSpec& f, uint32_t a, uint32_t b, Pair& p,
+                          uint32_t lane) noexcept {
+  Lane& l = p.lanes[lane];
+  nic::RoceHost& ha = *hosts_[wcfg_.hosts[a].id];
+  const auto len = static_cast<uint32_t>(f.size_bytes);
+  if (f.op == workload::FlowOp::kSend && local_ < 0) {
+    // In-process: the receive is posted at the destination at the same instant. A per-host
+    // process keeps receives posted on its responder QPs instead (prepost_receives).
+    nic::RoceHost& hb = *hosts_[wcfg_.hosts[b].id];
+    ibv_sge rsge{side_[b].dst.addr, static_cast<uint32_t>(sink_bytes_), side_[b].dst.lkey};
+    ibv_recv_wr rwr{};
+    rwr.wr_id = f.id;
+    rwr.sg_list = &rsge;
+    rwr.num_sge = 1;
+    const ibv_recv_wr* rbad = nullptr;
+    if (hb.post_recv(l.dst_qpn, &rwr, &rbad) != 0) {
+      ++failed_;
+      return;
+    }
+  }
+  ibv_sge sge{side_[a].src.addr, len, side_[a].src.lkey};
+  ibv_send_wr wr{};
+  wr.wr_id = f.id;
+  wr.opcode = f.op == workload::FlowOp::kSend ? IBV_WR_SEND : IBV_WR_RDMA_WRITE;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = side_[b].dst.addr;
+  wr.wr.rdma.rkey = side_[b].dst.rkey;
+  const ibv_send_wr* bad = nullptr;
+  if (ha.post_send(l.src_qpn, &wr, &bad) != 0) {
+    ++failed_;  // stays in flight in the recorder: reported as unfinished
+    return;
+  }
+  ++l.outstanding;
+  l.outstanding_bytes += f.size_bytes;
+  ++posted_;
+  posted_flows_.emplace(f.id, Posted{static_cast<uint32_t>(pair_index(a, b)), lane, f.size_bytes});
+}
+
+void WorkloadHostNode::rx(uint16_t port, rte_mbuf* const* pkts, uint16_t n, TimeNs now) noexcept {
+  host_.rx(port, pkts, n, now);
+  f_.reap(index_, now);
+}
+
+TimeNs WorkloadHostNode::next_deadline() const noexcept {
+  return std::min(host_.next_deadline(), f_.next_start(index_));
+}
+
+void WorkloadHostNode::on_timer(TimeNs now) noexcept {
+  f_.start_due(index_, now);
+  host_.on_timer(now);
+  f_.reap(index_, now);
+}
+
+uint8_t* map_shared_sink_region(uint64_t bytes) {
+  const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t len = (bytes + page - 1) / page * page;
+  void* want = reinterpret_cast<void*>(kSharedSinkAddress);
+  void* p = ::mmap(want, len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (p == MAP_FAILED || p != want) {
+    const int err = errno;
+    if (p != MAP_FAILED) ::munmap(p, len);
+    char addr[32];
+    std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(kSharedSinkAddress));
+    throw std::runtime_error(
+        std::string("cannot map the ") + std::to_string(len) + "-byte sink region at " + addr +
+        ": " + (p == MAP_FAILED ? std::strerror(err) : "kernel chose another address"));
+  }
+  return static_cast<uint8_t*>(p);
+}
+
+void unmap_shared_sink_region(uint8_t* p, uint64_t bytes) noexcept {
+  if (!p) return;
+  const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  ::munmap(p, (bytes + page - 1) / page * page);
+}
+
+}  // namespace rocemu::fabric

@@ -1,0 +1,97 @@
+// rocemu-host's command line (apps/host/host_options.h) and flows.csv reader
+// (apps/host/host_merge.h): every usage problem is reported at once; flows.csv written by
+// workload::write_flows_csv reads back to the same records; malformed lines name the line.
+#include "apps/host/host_options.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "apps/host/host_merge.h"
+
+namespace rocemu::apps {
+
+namespace {
+HostOptions parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "rocemu-host");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return parse_host_options(static_cast<int>(argv.size()), argv.data());
+}
+bool has(const HostOptions& o, const std::string& what) {
+  for (const auto& e : o.errors)
+    if (e.find(what) != std::string::npos) return true;
+  return false;
+}
+}  // namespace
+
+TEST(HostOptions, RunModeTakesHostIfaceStartAndEalArguments) {
+  const HostOptions o =
+      parse({"run.toml", "--host", "h1", "-d", "veth1", "--start-at", "1700000000000000000",
+             "--grace-ms=200", "--time-limit-s", "5", "--", "-l", "1"});
+  ASSERT_TRUE(o.errors.empty()) << o.errors.front();
+  EXPECT_EQ(o.config_path, "run.toml");
+  EXPECT_EQ(o.host, "h1");
+  EXPECT_EQ(o.iface, "veth1");
+  EXPECT_EQ(*o.start_at_ns, 1700000000000000000);
+  EXPECT_EQ(o.grace_ns, 200'000'000);
+  EXPECT_EQ(*o.time_limit_ns, 5'000'000'000);
+  EXPECT_EQ(o.out_dir, "out/host-h1");
+  EXPECT_EQ(o.eal_args, (std::vector<std::string>{"-l", "1"}));
+  EXPECT_FALSE(o.merging());
+}
+
+TEST(HostOptions, EveryUsageProblemIsReportedTogether) {
+  const HostOptions o = parse({"--start-at", "soon", "--grace-ms", "-5", "--bogus"});
+  EXPECT_TRUE(has(o, "--start-at=soon"));
+  EXPECT_TRUE(has(o, "--grace-ms=-5"));
+  EXPECT_TRUE(has(o, "--bogus: unknown option"));
+  EXPECT_TRUE(has(o, "missing the configuration file"));
+  EXPECT_TRUE(has(o, "missing --host"));
+  EXPECT_TRUE(has(o, "missing -d"));
+}
+
+TEST(HostOptions, MergeModeTakesAnOutputAndDirectories) {
+  const HostOptions o = parse({"run.toml", "--merge", "out/all", "out/h0", "out/h1"});
+  ASSERT_TRUE(o.errors.empty()) << o.errors.front();
+  EXPECT_TRUE(o.merging());
+  EXPECT_EQ(o.merge_out, "out/all");
+  EXPECT_EQ(o.merge_dirs, (std::vector<std::string>{"out/h0", "out/h1"}));
+  EXPECT_TRUE(has(parse({"run.toml", "--merge", "out/all"}), "at least one"));
+}
+
+TEST(FlowsCsv, WrittenRecordsReadBackEqual) {
+  std::vector<workload::FlowRecord> in(2);
+  in[0].flow = {3, 1, 2, 1500, 100, workload::FlowOp::kWrite, workload::kNotIncast};
+  in[0].finish_ns = 9000;
+  in[0].ideal_ns = 4000;
+  in[1].flow = {7, 2, 0, 32768, 5000, workload::FlowOp::kSend, 4};
+  in[1].finish_ns = 60000;
+  in[1].ideal_ns = 30000;
+  std::stringstream s;
+  workload::write_flows_csv(s, in);
+  std::vector<workload::FlowRecord> out;
+  std::string error;
+  ASSERT_TRUE(parse_flows_csv(s, out, error)) << error;
+  ASSERT_EQ(out.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(out[i].flow, in[i].flow);
+    EXPECT_EQ(out[i].finish_ns, in[i].finish_ns);
+    EXPECT_EQ(out[i].ideal_ns, in[i].ideal_ns);
+  }
+}
+
+TEST(FlowsCsv, MalformedLineIsReportedWithItsNumber) {
+  std::istringstream s(
+      "id,src,dst,size_bytes,op,incast,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown\n"
+      "0,1,2,100,write,-1,0,10,10,5,2.000000\n"
+      "1,1,2,100,read,-1,0,10,10,5,2.000000\n");
+  std::vector<workload::FlowRecord> out;
+  std::string error;
+  EXPECT_FALSE(parse_flows_csv(s, out, error));
+  EXPECT_NE(error.find("line 3"), std::string::npos) << error;
+}
+
+}  // namespace rocemu::apps
