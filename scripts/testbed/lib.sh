@@ -55,6 +55,23 @@ _tb_quiet() {
   ip -n "$1" link set lo up
 }
 
+# _tb_no_offload NS IFACE: the kernel computes TCP/UDP checksums and segments in software
+# on IFACE. veth hands checksum-offloaded (CHECKSUM_PARTIAL) and GSO frames to its peer as
+# they are; read by the switch's af_packet port and written to another veth, they would
+# arrive with an unfinished checksum (dropped by the receiving kernel) or above the MTU.
+# No ethtool here: the legacy ethtool ioctls (ETHTOOL_STXCSUM 0x17, STSO 0x1f, SGSO 0x24)
+# from Debian's python3.
+_tb_no_offload() {
+  ip netns exec "$1" /usr/bin/python3 - "$2" <<'PY'
+import array, fcntl, socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for cmd in (0x17, 0x1f, 0x24):  # ETHTOOL_STXCSUM, ETHTOOL_STSO, ETHTOOL_SGSO: off
+    buf = array.array("B", struct.pack("II", cmd, 0))
+    ifr = struct.pack("16sP", sys.argv[1].encode(), buf.buffer_info()[0])
+    fcntl.ioctl(s.fileno(), 0x8946, ifr)  # SIOCETHTOOL
+PY
+}
+
 _tb_add_ns() {
   ip netns add "$1" || return 1
   TB_NAMESPACES+=("$1")
@@ -85,6 +102,13 @@ tb_up() {
     _tb_add_ns "$ns" || return 1
     ip link add "$hdev" netns "$ns" type veth peer name "$sdev" netns "$sw_ns" || return 1
     ip -n "$ns" link set "$hdev" address "$hmac"
+    _tb_no_offload "$ns" "$hdev" || return 1
+    # NOARP: a DPDK tool starting its af_packet port on this interface makes the kernel
+    # flush the interface's neighbour entries, permanent ones included; with ARP off the
+    # kernel re-creates them without asking (lladdr = its own MAC, which the switch ignores:
+    # it forwards by IPv4 destination and rewrites both MACs) instead of sending ARP
+    # requests nobody answers.
+    ip -n "$ns" link set "$hdev" arp off
     ip -n "$ns" addr add "$ip/32" dev "$hdev"
     ip -n "$ns" link set "$hdev" up
     ip -n "$sw_ns" link set "$sdev" up
