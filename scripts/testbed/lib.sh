@@ -83,6 +83,11 @@ tb_up() {
   [[ -f "$config" ]] || { _tb_log "no configuration file $config"; return 2; }
   [[ $(id -u) -eq 0 ]] || { _tb_log "needs root (ip netns, veth)"; return 2; }
   [[ -x "$TB_SWITCH_BIN" ]] || { _tb_log "$TB_SWITCH_BIN is not built"; return 2; }
+  TB_SWITCH_BIN=$(readlink -f "$TB_SWITCH_BIN")
+  if [[ "$TB_PORTS" == af_xdp ]] && ! awk '/^HugePages_Free:/ { exit !($2 > 0) }' /proc/meminfo; then
+    _tb_log "af_xdp ports need free hugepages (its UMEM cannot live in --no-huge memory): scripts/hugepages.sh 512"
+    return 2
+  fi
   if [[ -z "$TB_OUT" ]]; then
     TB_OUT=$(mktemp -d /tmp/rocemu-tb-XXXXXX)
   fi
