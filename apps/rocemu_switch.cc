@@ -33,6 +33,7 @@ extern "C" void on_signal(int) { g_stop.store(true, std::memory_order_relaxed); 
 struct SwitchCli {
   std::string config_path;
   bool plan = false;
+  bool switch_links = false;
   bool help = false;
   std::string out_dir = "out";
   std::string log_level;
@@ -44,7 +45,7 @@ struct SwitchCli {
 };
 
 const char* kHelp =
-    "usage: rocemu-switch CONFIG.toml [--plan] [--out DIR] [--duration S]\n"
+    "usage: rocemu-switch CONFIG.toml [--plan | --switch-links] [--out DIR] [--duration S]\n"
     "       [--ports af_packet|af_xdp|tap|pci] [--seed N] [--log-level LEVEL] [-- EAL-ARGS...]\n\n"
     "The switch process of the veth testbed (docs/testbed.md): every switch node of CONFIG's\n"
     "[topology] runs a SoftSwitch ([switch] parameters) on DPDK ports; every host node is\n"
@@ -60,6 +61,9 @@ const char* kHelp =
     "  --plan               print one TSV line per host (header first): host, ipv4, host_mac\n"
     "                       (the MAC the host's interface must carry), gateway_mac (the switch\n"
     "                       port facing it), switch_dev, host_dev, rate_bps; no EAL, exit 0\n"
+    "  --switch-links       print one TSV line per switch-to-switch link (header first): link,\n"
+    "                       a_node, b_node, a_dev, b_dev, rate_bps (the testbed makes a veth\n"
+    "                       pair for each inside the switch's namespace); no EAL, exit 0\n"
     "  --out DIR            directory for switch_summary.csv, captures, queue series (default out)\n"
     "  --duration S         stop after S seconds of real time (default 0 = until signalled)\n"
     "  --ports BACKEND      af_packet (default when [testbed].ports is the default ring), af_xdp\n"
@@ -104,6 +108,8 @@ SwitchCli parse(int argc, char** argv) {
       c.help = true;
     } else if (a == "--plan") {
       c.plan = true;
+    } else if (a == "--switch-links") {
+      c.switch_links = true;
     } else if (a == "--out") {
       if (need("--out")) c.out_dir = value;
     } else if (a == "--log-level") {
@@ -171,6 +177,10 @@ int main(int argc, char** argv) {
   else if (cfg.testbed.backend == fabric::PortBackend::kRing) cfg.testbed.backend = fabric::PortBackend::kAfPacket;
   if (cli.plan) {
     std::fputs(fabric::plan_tsv(plan).c_str(), stdout);
+    return 0;
+  }
+  if (cli.switch_links) {
+    std::fputs(fabric::switch_links_tsv(fabric::switch_links(cfg)).c_str(), stdout);
     return 0;
   }
   {

@@ -73,6 +73,26 @@ std::string plan_tsv(const std::vector<HostPlanRow>& rows) {
   return s;
 }
 
+std::vector<SwitchLinkRow> switch_links(const RunConfig& cfg) {
+  const Topology& t = cfg.topology.topology;
+  std::vector<SwitchLinkRow> rows;
+  for (uint32_t li = 0; li < t.links().size(); ++li) {
+    const TopoLink& l = t.links()[li];
+    if (t.node(l.a.node).kind != NodeKind::kSwitch || t.node(l.b.node).kind != NodeKind::kSwitch) continue;
+    rows.push_back(SwitchLinkRow{li, t.node(l.a.node).name, t.node(l.b.node).name, port_dev(cfg, l.a),
+                                 port_dev(cfg, l.b), l.rate_bps});
+  }
+  return rows;
+}
+
+std::string switch_links_tsv(const std::vector<SwitchLinkRow>& rows) {
+  std::string s = "link\ta_node\tb_node\ta_dev\tb_dev\trate_bps\n";
+  for (const auto& r : rows)
+    s += std::to_string(r.link) + "\t" + r.a_node + "\t" + r.b_node + "\t" + r.a_dev + "\t" + r.b_dev + "\t" +
+         std::to_string(r.rate_bps) + "\n";
+  return s;
+}
+
 SwitchRunResult run_switches_realtime(const RunConfig& cfg, const SwitchRunOptions& opt) {
   const Topology& t = cfg.topology.topology;
   RealtimeOptions ro;

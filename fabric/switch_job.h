@@ -37,6 +37,18 @@ std::vector<HostPlanRow> host_plan(const RunConfig& cfg);
 /// Tab-separated: a header line `host ipv4 host_mac gateway_mac switch_dev host_dev
 /// rate_bps`, then one line per row. MACs as aa:bb:cc:dd:ee:ff.
 std::string plan_tsv(const std::vector<HostPlanRow>& rows);
+/// A link between two switches: both ends belong to the switch process, so with kernel
+/// interface backends the testbed makes a veth pair for it inside the switch's namespace.
+struct SwitchLinkRow {
+  uint32_t link = 0;
+  std::string a_node, b_node;
+  std::string a_dev, b_dev;  // a_dev/b_dev, default re<link>a / re<link>b
+  uint64_t rate_bps = 0;
+};
+/// Every switch-to-switch link of cfg's topology, in link order.
+std::vector<SwitchLinkRow> switch_links(const RunConfig& cfg);
+/// Tab-separated: header `link a_node b_node a_dev b_dev rate_bps`, one line per row.
+std::string switch_links_tsv(const std::vector<SwitchLinkRow>& rows);
 /// "02:52:00:01:00:00" for `m`.
 std::string mac_string(const MacAddr& m);
 

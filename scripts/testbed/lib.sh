@@ -118,6 +118,16 @@ tb_up() {
     ip -n "$ns" link set "$hdev" up
     ip -n "$sw_ns" link set "$sdev" up
   done <<<"$plan"
+  # Switch-to-switch links (dumbbell, Clos): both ends are the switch process's, a veth
+  # pair inside its namespace.
+  local links link an bn adev bdev
+  links=$("$TB_SWITCH_BIN" "$config" --switch-links) || return 2
+  while IFS=$'\t' read -r link an bn adev bdev rate; do
+    [[ "$link" == link ]] && continue
+    ip -n "$sw_ns" link add "$adev" type veth peer name "$bdev" || return 1
+    ip -n "$sw_ns" link set "$adev" up
+    ip -n "$sw_ns" link set "$bdev" up
+  done <<<"$links"
   # Every other host: a /32 route out of the host's only interface, and a permanent
   # neighbour entry to the switch port facing this host (the tools read it from /proc/net/arp).
   local h o

@@ -14,7 +14,7 @@ check() {  # name expected_rc actual_rc output needles...
   done
   echo "ok   $name"
 }
-out=$("$bin" --help 2>&1); check help 0 $? "$out" --plan --duration --out --ports "-- EAL-ARGS" "rocemu-switch: ready"
+out=$("$bin" --help 2>&1); check help 0 $? "$out" --plan --switch-links --duration --out --ports "-- EAL-ARGS" "rocemu-switch: ready"
 out=$("$bin" 2>&1); check no-config 2 $? "$out" "missing the configuration file"
 cat > "$tmp/star3.toml" <<'TOML'
 [topology]
@@ -49,4 +49,13 @@ want=$(printf '%s\n' \
   $'h2\t10.0.0.3\t02:52:00:02:00:00\t02:52:00:03:00:02\tre2b\tre2a\t25000000000')
 if [ "$out" != "$want" ]; then echo "FAIL plan: got"; echo "$out"; echo "want"; echo "$want"; fail=1
 else echo "ok   plan"; fi
+cat > "$tmp/dumbbell.toml" <<'TOML'
+[topology]
+kind = "dumbbell"
+left_hosts = 1
+right_hosts = 1
+TOML
+out=$("$bin" "$tmp/dumbbell.toml" --switch-links 2>&1)
+want=$(printf '%s\n' $'link\ta_node\tb_node\ta_dev\tb_dev\trate_bps' $'2\ts0\ts1\tre2a\tre2b\t10000000000')
+if [ "$out" != "$want" ]; then echo "FAIL switch-links: got"; echo "$out"; fail=1; else echo "ok   switch-links"; fi
 exit $fail

@@ -103,6 +103,27 @@ rate_gbps = 10
   }
 }
 
+TEST(SwitchLinks, DumbbellHasOneSwitchToSwitchLinkAndStarNone) {
+  const RunConfig c = parse(R"(
+[topology]
+kind = "dumbbell"
+left_hosts = 1
+right_hosts = 2
+bottleneck_rate_gbps = 5
+)");
+  const auto rows = switch_links(c);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].link, 3u);
+  EXPECT_EQ(rows[0].a_node, "s0");
+  EXPECT_EQ(rows[0].b_node, "s1");
+  EXPECT_EQ(rows[0].a_dev, "re3a");
+  EXPECT_EQ(rows[0].b_dev, "re3b");
+  EXPECT_EQ(rows[0].rate_bps, 5'000'000'000ull);
+  EXPECT_EQ(switch_links_tsv(rows), "link\ta_node\tb_node\ta_dev\tb_dev\trate_bps\n3\ts0\ts1\tre3a\tre3b\t5000000000\n");
+  EXPECT_EQ(host_plan(c).size(), 3u);
+  EXPECT_TRUE(switch_links(parse(kStar3)).empty());
+}
+
 TEST(ExternalNodes, OnlyBackendsWithSeparateLinkEndsMayFaceAnotherProcess) {
   const RunConfig c = parse(kStar3);
   RealtimeOptions o;
