@@ -12,8 +12,10 @@
 #   tb_up CONFIG_FILE   build the namespaces, start the switch, wait for it; sets TB_HOSTS
 #   tb_ns HOST          namespace of HOST          tb_ip HOST     its IPv4
 #   tb_iface HOST       its interface (host end)   tb_exec HOST CMD...  run CMD in its namespace
+#   tb_spawn HOST CMD...  the same in the background, TB_PID = CMD's pid
 #   tb_down             SIGINT to the switch (it prints its summary), remove every namespace
-#                       this run made; idempotent (also run by the caller's trap)
+#                       this run made, print where TB_OUT is; idempotent (also run by the
+#                       caller's trap)
 # Environment:
 #   TB_PREFIX      name prefix of the namespaces (default rocemu-tb<pid>)
 #   TB_OUT         directory for logs and the switch summary (default a new mktemp dir)
@@ -41,6 +43,15 @@ tb_exec() {
   local h=$1
   shift
   ip netns exec "$(tb_ns "$h")" "$@"
+}
+
+# tb_spawn HOST CMD...: CMD in HOST's namespace in the background; TB_PID is its pid (not a
+# subshell's, unlike `tb_exec ... &`), so `kill "$TB_PID"` reaches it. Redirect the call.
+tb_spawn() {
+  local h=$1
+  shift
+  ip netns exec "$(tb_ns "$h")" "$@" &
+  TB_PID=$!
 }
 
 _tb_log() { echo "testbed: $*" >&2; }
@@ -100,6 +111,7 @@ tb_up() {
   local host ip hmac gw sdev hdev rate
   while IFS=$'\t' read -r host ip hmac gw sdev hdev rate; do
     [[ "$host" == host ]] && continue
+    [[ "$host" == sw ]] && { _tb_log "a host may not be named 'sw' (the switch's namespace)"; return 2; }
     TB_HOSTS+=("$host")
     TB_IP_OF[$host]=$ip TB_IFACE_OF[$host]=$hdev TB_MAC_OF[$host]=$hmac TB_GW_OF[$host]=$gw
     local ns
@@ -163,6 +175,7 @@ tb_up() {
 }
 
 tb_down() {
+  local ran=${TB_SWITCH_PID:+1}
   if [[ -n "$TB_SWITCH_PID" ]]; then
     kill -INT "$TB_SWITCH_PID" 2>/dev/null || true
     local i
@@ -181,4 +194,6 @@ tb_down() {
     ip netns del "$ns" 2>/dev/null || true
   done
   TB_NAMESPACES=()
+  [[ -n "$ran" ]] && _tb_log "logs and switch summary in $TB_OUT"
+  return 0
 }

@@ -44,9 +44,10 @@ done
 TB_PORTS=$ports
 # shellcheck source=scripts/testbed/lib.sh
 source "$here/lib.sh"
-server_pid=
+server_pid= client_pid=
 finish() {
-  [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null || true
+  local p
+  for p in $server_pid $client_pid; do kill "$p" 2>/dev/null || true; done
   tb_down
 }
 trap finish EXIT
@@ -75,13 +76,18 @@ port=$((20000 + $$ % 20000))
 server_eal=(${TB_SERVER_EAL:--l 0}) client_eal=(${TB_CLIENT_EAL:--l 0})
 [[ ${#eal_opts[@]} -gt 0 ]] && server_eal=("${eal_opts[@]}") client_eal=("${eal_opts[@]}")
 
-tb_exec "$server" "$tool" -d "$(tb_iface "$server")" -p "$port" --server_wait=60 "${tool_opts[@]}" \
-  -- "${server_eal[@]}" >"$TB_OUT/server.log" 2>&1 &
-server_pid=$!
-set +e
-tb_exec "$client" "$tool" -d "$(tb_iface "$client")" -p "$port" --connect_timeout=20 "${tool_opts[@]}" \
+tb_spawn "$server" "$tool" -d "$(tb_iface "$server")" -p "$port" --server_wait=60 "${tool_opts[@]}" \
+  -- "${server_eal[@]}" >"$TB_OUT/server.log" 2>&1
+server_pid=$TB_PID
+# The client runs in the background too: bash runs an INT/TERM trap only once the foreground
+# command ends, while `wait` returns at once, so Ctrl-C tears the testbed down promptly.
+tb_spawn "$client" "$tool" -d "$(tb_iface "$client")" -p "$port" --connect_timeout=20 "${tool_opts[@]}" \
   "$(tb_ip "$server")" -- "${client_eal[@]}" 2>"$TB_OUT/client.err"
+client_pid=$TB_PID
+set +e
+wait "$client_pid"
 client_rc=$?
+client_pid=
 wait "$server_pid"
 server_rc=$?
 server_pid=
@@ -97,5 +103,4 @@ if [[ $server_rc -ne 0 ]]; then
 fi
 tb_down
 sed -n '/^rocemu-switch: ready/,$p' "$TB_SWITCH_LOG" | tail -n +2
-echo "testbed: logs and switch_summary.csv in $TB_OUT"
 exit "$client_rc"
