@@ -1,6 +1,7 @@
 // realtime_engine.cc — ports, wire-time emulation and the poll loop of the real-time engine.
 #include "fabric/realtime_engine.h"
 
+#include <net/if.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -182,6 +183,14 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
         const std::string args =
             vdev_args(opt.backend, unique++, li, end_b, end_b ? lo.b_dev : lo.a_dev, memif_socket);
         const std::string name = args.substr(0, args.find(','));
+        const std::string& dev = end_b ? lo.b_dev : lo.a_dev;
+        const std::string iface = dev.empty() ? default_iface(li, end_b) : dev;
+        // The PMDs report a missing interface as EPERM; say what is wrong instead.
+        if ((opt.backend == PortBackend::kAfPacket || opt.backend == PortBackend::kAfXdp) &&
+            if_nametoindex(iface.c_str()) == 0)
+          throw std::runtime_error("link " + std::to_string(li) + ": no network interface '" + iface +
+                                   "' in this network namespace (" + backend_name(opt.backend) +
+                                   " opens an existing one; see docs/testbed.md)");
         const int rc = rte_dev_probe(args.c_str());
         if (rc < 0) fail("vdev " + args, rc);
         uint16_t id = 0;

@@ -64,8 +64,14 @@ name = "testbed-star$hosts"
 [topology]
 kind = "star"
 hosts = $hosts
-rate_gbps = 10
+rate_gbps = 2.5
 delay_ns = 1000
+# The wire between a host and the switch holds kernel rings (the switch's af_packet rx ring
+# alone takes 16384 frames, ~18 MB): after an XOFF that much may still arrive, so the PFC
+# headroom must cover it, not the 2 x rate x delay of a cable (docs/testbed.md).
+[switch]
+buffer_mb = 64
+headroom_kb = 20480
 TOML
 fi
 tb_up "$config"
