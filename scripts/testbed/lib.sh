@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # TB_* variables are this library's interface
 # lib.sh — the veth testbed, sourced by scripts/testbed/perftest.sh and workload.sh
 # (docs/testbed.md). One network namespace per host of a run's topology plus one for the
 # switch process (build/apps/rocemu-switch), one veth pair per host link: the switch end in
@@ -132,9 +133,9 @@ tb_up() {
   done <<<"$plan"
   # Switch-to-switch links (dumbbell, Clos): both ends are the switch process's, a veth
   # pair inside its namespace.
-  local links link an bn adev bdev
+  local links link adev bdev
   links=$("$TB_SWITCH_BIN" "$config" --switch-links) || return 2
-  while IFS=$'\t' read -r link an bn adev bdev rate; do
+  while IFS=$'\t' read -r link _ _ adev bdev _; do
     [[ "$link" == link ]] && continue
     ip -n "$sw_ns" link add "$adev" type veth peer name "$bdev" || return 1
     ip -n "$sw_ns" link set "$adev" up

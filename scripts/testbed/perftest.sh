@@ -7,7 +7,7 @@
 # usage: perftest.sh [--hosts N] [--config FILE] [--ports af_packet|af_xdp] TOOL [tool options]
 #                    [-- EAL args for both tools]
 #   e.g. perftest.sh build/apps/perftest/rocemu_write_bw -s 65536 -n 200
-#   --hosts N    a generated star of N hosts around switch s0 (default 2; 10 Gb/s links)
+#   --hosts N    a generated star of N hosts around switch s0 (default 2; 2.5 Gb/s links)
 #   --config F   the run TOML instead ([topology] [switch] [testbed] ..., docs/config.md)
 #   --ports B    the switch's port backend (default af_packet; af_xdp needs hugepages)
 # Prints the client's table and the switch's per-port summary; exits with the client's
@@ -16,9 +16,9 @@
 # TB_SERVER_EAL / TB_CLIENT_EAL (default "-l 0" both: the switch polls core 1).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-usage() { sed -n '5,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '7,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
-hosts=2 config= ports=af_packet
+hosts=2 config='' ports=af_packet
 while [[ $# -gt 0 ]]; do
   case $1 in
     --hosts) [[ $# -ge 2 && $2 =~ ^[0-9]+$ && $2 -ge 2 ]] || { echo "$0: --hosts needs a number >= 2" >&2; exit 2; }
@@ -44,7 +44,8 @@ done
 TB_PORTS=$ports
 # shellcheck source=scripts/testbed/lib.sh
 source "$here/lib.sh"
-server_pid= client_pid=
+server_pid='' client_pid=''
+# shellcheck disable=SC2317  # run by the EXIT trap
 finish() {
   local p
   for p in $server_pid $client_pid; do kill "$p" 2>/dev/null || true; done
@@ -79,7 +80,8 @@ tb_up "$config"
 client=${TB_HOSTS[0]}
 server=${TB_HOSTS[${#TB_HOSTS[@]} - 1]}
 port=$((20000 + $$ % 20000))
-server_eal=(${TB_SERVER_EAL:--l 0}) client_eal=(${TB_CLIENT_EAL:--l 0})
+read -ra server_eal <<<"${TB_SERVER_EAL:--l 0}"
+read -ra client_eal <<<"${TB_CLIENT_EAL:--l 0}"
 [[ ${#eal_opts[@]} -gt 0 ]] && server_eal=("${eal_opts[@]}") client_eal=("${eal_opts[@]}")
 
 tb_spawn "$server" "$tool" -d "$(tb_iface "$server")" -p "$port" --server_wait=60 "${tool_opts[@]}" \
