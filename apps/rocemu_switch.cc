@@ -64,13 +64,15 @@ const char* kHelp =
     "  --switch-links       print one TSV line per switch-to-switch link (header first): link,\n"
     "                       a_node, b_node, a_dev, b_dev, rate_bps (the testbed makes a veth\n"
     "                       pair for each inside the switch's namespace); no EAL, exit 0\n"
-    "  --out DIR            directory for switch_summary.csv, captures, queue series (default out)\n"
+    "  --out DIR            directory for switch_summary.csv, captures, queue series\n"
+    "                       (default out)\n"
     "  --duration S         stop after S seconds of real time (default 0 = until signalled)\n"
     "  --ports BACKEND      af_packet (default when [testbed].ports is the default ring), af_xdp\n"
     "                       (needs hugepages), tap, pci; ring and memif cannot face other\n"
     "                       processes and are refused\n"
     "  --seed N             run seed (overrides [run].seed; seeds ECMP, RED-ECN)\n"
-    "  --log-level LEVEL    trace|debug|info|warn|error|critical|off (default $ROCEMU_LOG or info)\n"
+    "  --log-level LEVEL    trace|debug|info|warn|error|critical|off\n"
+    "                       (default $ROCEMU_LOG or info)\n"
     "  -- EAL-ARGS...       passed to rte_eal_init after the defaults (-l 0 --no-pci --in-memory\n"
     "                       --no-telemetry, or --no-huge -m 512 --file-prefix rocemu-<pid>);\n"
     "                       e.g. `-- -l 1` to poll on core 1\n"
@@ -117,22 +119,29 @@ SwitchCli parse(int argc, char** argv) {
     } else if (a == "--ports") {
       fabric::PortBackend b{};
       if (need("--ports")) {
-        if (fabric::parse_backend(value, b)) c.ports = value;
-        else c.errors.push_back("--ports=" + value + ": expected one of af_packet, af_xdp, tap, pci");
+        if (fabric::parse_backend(value, b))
+          c.ports = value;
+        else
+          c.errors.push_back("--ports=" + value + ": expected one of af_packet, af_xdp, tap, pci");
       }
     } else if (a == "--duration") {
       if (need("--duration")) {
         char* end = nullptr;
         const double v = std::strtod(value.c_str(), &end);
-        if (!value.empty() && *end == '\0' && v >= 0 && v <= 86400) c.duration_s = v;
-        else c.errors.push_back("--duration=" + value + ": expected seconds in [0, 86400] (0 = until signalled)");
+        if (!value.empty() && *end == '\0' && v >= 0 && v <= 86400)
+          c.duration_s = v;
+        else
+          c.errors.push_back("--duration=" + value +
+                             ": expected seconds in [0, 86400] (0 = until signalled)");
       }
     } else if (a == "--seed") {
       if (need("--seed")) {
         char* end = nullptr;
         const unsigned long long v = std::strtoull(value.c_str(), &end, 10);
-        if (!value.empty() && *end == '\0' && value[0] != '-') c.seed = v;
-        else c.errors.push_back("--seed=" + value + ": expected a non-negative integer");
+        if (!value.empty() && *end == '\0' && value[0] != '-')
+          c.seed = v;
+        else
+          c.errors.push_back("--seed=" + value + ": expected a non-negative integer");
       }
     } else if (!a.empty() && a[0] == '-') {
       c.errors.push_back(a + ": unknown option (see --help)");
@@ -142,7 +151,8 @@ SwitchCli parse(int argc, char** argv) {
       c.errors.push_back(a + ": only one configuration file may be given");
     }
   }
-  if (!c.help && c.config_path.empty()) c.errors.push_back("missing the configuration file (see --help)");
+  if (!c.help && c.config_path.empty())
+    c.errors.push_back("missing the configuration file (see --help)");
   return c;
 }
 
@@ -159,7 +169,8 @@ int main(int argc, char** argv) {
     std::fputs(kHelp, stdout);
     return 0;
   }
-  if (!setup_logging(cli.log_level)) cli.errors.push_back("--log-level=" + cli.log_level + ": unknown level");
+  if (!setup_logging(cli.log_level))
+    cli.errors.push_back("--log-level=" + cli.log_level + ": unknown level");
   if (!cli.errors.empty()) return usage_errors(cli.errors);
   fabric::RunConfig cfg;
   std::vector<fabric::HostPlanRow> plan;
@@ -173,8 +184,10 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   if (cli.seed) cfg.seed = *cli.seed;
-  if (cli.ports) fabric::parse_backend(*cli.ports, cfg.testbed.backend);
-  else if (cfg.testbed.backend == fabric::PortBackend::kRing) cfg.testbed.backend = fabric::PortBackend::kAfPacket;
+  if (cli.ports)
+    fabric::parse_backend(*cli.ports, cfg.testbed.backend);
+  else if (cfg.testbed.backend == fabric::PortBackend::kRing)
+    cfg.testbed.backend = fabric::PortBackend::kAfPacket;
   if (cli.plan) {
     std::fputs(fabric::plan_tsv(plan).c_str(), stdout);
     return 0;
@@ -190,7 +203,8 @@ int main(int argc, char** argv) {
     probe.external_nodes.assign(t.nodes().size(), false);
     for (uint32_t h : t.hosts()) probe.external_nodes[h] = true;
     if (const std::string why = fabric::check_external_nodes(t, probe); !why.empty())
-      return usage_errors({"--ports=" + std::string(fabric::backend_name(cfg.testbed.backend)) + ": " + why});
+      return usage_errors(
+          {"--ports=" + std::string(fabric::backend_name(cfg.testbed.backend)) + ": " + why});
   }
   struct sigaction sa {};
   sa.sa_handler = on_signal;
@@ -200,8 +214,10 @@ int main(int argc, char** argv) {
   try {
     fabric::EalOptions eal;
     eal.program = kProgram;
-    if (spdlog::get_level() > spdlog::level::debug) eal.user_args = {"--log-level", "lib.eal:warning"};
-    eal.user_args.insert(eal.user_args.end(), cfg.testbed.eal_args.begin(), cfg.testbed.eal_args.end());
+    if (spdlog::get_level() > spdlog::level::debug)
+      eal.user_args = {"--log-level", "lib.eal:warning"};
+    eal.user_args.insert(eal.user_args.end(), cfg.testbed.eal_args.begin(),
+                         cfg.testbed.eal_args.end());
     eal.user_args.insert(eal.user_args.end(), cli.eal_args.begin(), cli.eal_args.end());
     std::set<uint32_t> lcores{0};
     for (const auto& [node, lc] : cfg.testbed.placement) lcores.insert(lc);

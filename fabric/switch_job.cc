@@ -1,10 +1,10 @@
 // switch_job.cc — the testbed's switch process: plan, run with external hosts, summary.
 #include "fabric/switch_job.h"
 
+#include <rte_lcore.h>
+
 #include <algorithm>
 #include <cstdio>
-
-#include <rte_lcore.h>
 
 #include "fabric/switch_nodes.h"
 #include "switchsw/soft_switch.h"
@@ -29,7 +29,8 @@ std::string port_dev(const RunConfig& cfg, PortRef p) {
 
 std::string mac_string(const MacAddr& m) {
   char buf[18];
-  std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+  std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4],
+                m[5]);
   return buf;
 }
 
@@ -78,9 +79,10 @@ std::vector<SwitchLinkRow> switch_links(const RunConfig& cfg) {
   std::vector<SwitchLinkRow> rows;
   for (uint32_t li = 0; li < t.links().size(); ++li) {
     const TopoLink& l = t.links()[li];
-    if (t.node(l.a.node).kind != NodeKind::kSwitch || t.node(l.b.node).kind != NodeKind::kSwitch) continue;
-    rows.push_back(SwitchLinkRow{li, t.node(l.a.node).name, t.node(l.b.node).name, port_dev(cfg, l.a),
-                                 port_dev(cfg, l.b), l.rate_bps});
+    if (t.node(l.a.node).kind != NodeKind::kSwitch || t.node(l.b.node).kind != NodeKind::kSwitch)
+      continue;
+    rows.push_back(SwitchLinkRow{li, t.node(l.a.node).name, t.node(l.b.node).name,
+                                 port_dev(cfg, l.a), port_dev(cfg, l.b), l.rate_bps});
   }
   return rows;
 }
@@ -88,8 +90,8 @@ std::vector<SwitchLinkRow> switch_links(const RunConfig& cfg) {
 std::string switch_links_tsv(const std::vector<SwitchLinkRow>& rows) {
   std::string s = "link\ta_node\tb_node\ta_dev\tb_dev\trate_bps\n";
   for (const auto& r : rows)
-    s += std::to_string(r.link) + "\t" + r.a_node + "\t" + r.b_node + "\t" + r.a_dev + "\t" + r.b_dev + "\t" +
-         std::to_string(r.rate_bps) + "\n";
+    s += std::to_string(r.link) + "\t" + r.a_node + "\t" + r.b_node + "\t" + r.a_dev + "\t" +
+         r.b_dev + "\t" + std::to_string(r.rate_bps) + "\n";
   return s;
 }
 
@@ -143,10 +145,12 @@ SwitchRunResult run_switches_realtime(const RunConfig& cfg, const SwitchRunOptio
         s.tx_packets = w.tx_packets;
         s.tx_bytes = w.tx_bytes;
         s.wire_drops = w.dropped;
-        for (int d = 0; d < sw::kNumRxDrops; ++d) s.drops[d] = switches[n]->drops(p, static_cast<sw::RxDrop>(d));
+        for (int d = 0; d < sw::kNumRxDrops; ++d)
+          s.drops[d] = switches[n]->drops(p, static_cast<sw::RxDrop>(d));
         if (p < snap.ports.size()) {
           const PortCounters& c = snap.ports[p];
-          s.peak_queue_bytes = *std::max_element(c.peak_queue_bytes.begin(), c.peak_queue_bytes.end());
+          s.peak_queue_bytes =
+              *std::max_element(c.peak_queue_bytes.begin(), c.peak_queue_bytes.end());
           s.ecn_marked_packets = c.ecn_marked_packets;
           for (auto v : c.pfc_pauses_sent) s.pfc_pauses_sent += v;
           for (auto v : c.pfc_pauses_received) s.pfc_pauses_received += v;
@@ -165,26 +169,30 @@ std::string switch_summary_text(const SwitchRunResult& r) {
                 static_cast<double>(r.elapsed_ns) / static_cast<double>(kNsPerSec),
                 static_cast<unsigned long long>(r.engine.iterations));
   s += line;
-  std::snprintf(line, sizeof line, "%-12s %-10s %-8s %10s %12s %10s %12s %10s %8s %8s %8s  %s\n", "port", "dev",
-                "peer", "rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes", "peak_q_B", "ecn", "pfc_tx", "pfc_rx",
-                "drops");
+  std::snprintf(line, sizeof line, "%-12s %-10s %-8s %10s %12s %10s %12s %10s %8s %8s %8s  %s\n",
+                "port", "dev", "peer", "rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes", "peak_q_B",
+                "ecn", "pfc_tx", "pfc_rx", "drops");
   s += line;
   for (const auto& p : r.ports) {
     std::string drops;
     for (int d = 0; d < sw::kNumRxDrops; ++d)
       if (p.drops[d] > 0)
-        drops += std::string(drops.empty() ? "" : " ") + sw::rx_drop_name(static_cast<sw::RxDrop>(d)) + "=" +
-                 std::to_string(p.drops[d]);
-    if (p.wire_drops > 0) drops += std::string(drops.empty() ? "" : " ") + "wire=" + std::to_string(p.wire_drops);
+        drops += std::string(drops.empty() ? "" : " ") +
+                 sw::rx_drop_name(static_cast<sw::RxDrop>(d)) + "=" + std::to_string(p.drops[d]);
+    if (p.wire_drops > 0)
+      drops += std::string(drops.empty() ? "" : " ") + "wire=" + std::to_string(p.wire_drops);
     if (drops.empty()) drops = "0";
     const std::string name = p.node + ":" + std::to_string(p.port);
-    std::snprintf(line, sizeof line, "%-12s %-10s %-8s %10llu %12llu %10llu %12llu %10llu %8llu %8llu %8llu  %s\n",
-                  name.c_str(), p.dev.c_str(), p.peer.c_str(), static_cast<unsigned long long>(p.rx_packets),
-                  static_cast<unsigned long long>(p.rx_bytes), static_cast<unsigned long long>(p.tx_packets),
-                  static_cast<unsigned long long>(p.tx_bytes), static_cast<unsigned long long>(p.peak_queue_bytes),
-                  static_cast<unsigned long long>(p.ecn_marked_packets),
-                  static_cast<unsigned long long>(p.pfc_pauses_sent),
-                  static_cast<unsigned long long>(p.pfc_pauses_received), drops.c_str());
+    std::snprintf(
+        line, sizeof line,
+        "%-12s %-10s %-8s %10llu %12llu %10llu %12llu %10llu %8llu %8llu %8llu  %s\n", name.c_str(),
+        p.dev.c_str(), p.peer.c_str(), static_cast<unsigned long long>(p.rx_packets),
+        static_cast<unsigned long long>(p.rx_bytes), static_cast<unsigned long long>(p.tx_packets),
+        static_cast<unsigned long long>(p.tx_bytes),
+        static_cast<unsigned long long>(p.peak_queue_bytes),
+        static_cast<unsigned long long>(p.ecn_marked_packets),
+        static_cast<unsigned long long>(p.pfc_pauses_sent),
+        static_cast<unsigned long long>(p.pfc_pauses_received), drops.c_str());
     s += line;
   }
   return s;
@@ -194,12 +202,14 @@ std::string switch_summary_csv(const SwitchRunResult& r) {
   std::string s =
       "node,port,peer,dev,rx_packets,rx_bytes,tx_packets,tx_bytes,wire_drops,peak_queue_bytes,"
       "ecn_marked_packets,pfc_pauses_sent,pfc_pauses_received";
-  for (int d = 0; d < sw::kNumRxDrops; ++d) s += std::string(",drop_") + sw::rx_drop_name(static_cast<sw::RxDrop>(d));
+  for (int d = 0; d < sw::kNumRxDrops; ++d)
+    s += std::string(",drop_") + sw::rx_drop_name(static_cast<sw::RxDrop>(d));
   s += ",elapsed_ns\n";
   for (const auto& p : r.ports) {
     s += p.node + "," + std::to_string(p.port) + "," + p.peer + "," + p.dev;
-    for (uint64_t v : {p.rx_packets, p.rx_bytes, p.tx_packets, p.tx_bytes, p.wire_drops, p.peak_queue_bytes,
-                       p.ecn_marked_packets, p.pfc_pauses_sent, p.pfc_pauses_received})
+    for (uint64_t v :
+         {p.rx_packets, p.rx_bytes, p.tx_packets, p.tx_bytes, p.wire_drops, p.peak_queue_bytes,
+          p.ecn_marked_packets, p.pfc_pauses_sent, p.pfc_pauses_received})
       s += "," + std::to_string(v);
     for (uint64_t v : p.drops) s += "," + std::to_string(v);
     s += "," + std::to_string(r.elapsed_ns) + "\n";

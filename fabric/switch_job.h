@@ -73,10 +73,10 @@ struct SwitchRunResult {
 };
 
 struct SwitchRunOptions {
-  TimeNs duration_ns = 0;                    // 0: until *stop becomes true
-  const std::atomic<bool>* stop = nullptr;   // polled every millisecond (e.g. set by SIGINT)
-  std::function<void()> on_ready;            // called once every port is up, before polling
-  std::string out_dir = ".";                 // [capture] and [telemetry] files
+  TimeNs duration_ns = 0;                   // 0: until *stop becomes true
+  const std::atomic<bool>* stop = nullptr;  // polled every millisecond (e.g. set by SIGINT)
+  std::function<void()> on_ready;           // called once every port is up, before polling
+  std::string out_dir = ".";                // [capture] and [telemetry] files
 };
 
 /// Runs every switch of cfg on the real-time engine (cfg.testbed.backend, which must allow

@@ -9,7 +9,8 @@
 
 namespace rocemu::fabric {
 
-std::vector<std::unique_ptr<sw::SoftSwitch>> build_switches(const RunConfig& cfg, rte_mempool* pool) {
+std::vector<std::unique_ptr<sw::SoftSwitch>> build_switches(const RunConfig& cfg,
+                                                            rte_mempool* pool) {
   const Topology& t = cfg.topology.topology;
   std::vector<std::unique_ptr<sw::SoftSwitch>> out(t.nodes().size());
   for (uint32_t i = 0; i < t.nodes().size(); ++i)
@@ -26,7 +27,8 @@ CaptureTap::~CaptureTap() { cap_->flush(); }
 void CaptureTap::on_packet(PortRef port, bool tx, const rte_mbuf* m, TimeNs now) noexcept {
   for (uint16_t i = 0; i < ports_.size(); ++i)
     if (ports_[i] == port)
-      cap_->capture(m, i, tx ? sw::PcapngCapture::Direction::kOut : sw::PcapngCapture::Direction::kIn, now);
+      cap_->capture(
+          m, i, tx ? sw::PcapngCapture::Direction::kOut : sw::PcapngCapture::Direction::kIn, now);
 }
 
 uint64_t CaptureTap::captured() const noexcept { return cap_->captured(); }
@@ -38,7 +40,8 @@ std::unique_ptr<CaptureTap> make_capture_tap(const RunConfig& cfg, const std::st
                                       cfg.capture);
 }
 
-QueueTelemetry::QueueTelemetry(const RunConfig& cfg, const std::vector<const sw::SoftSwitch*>& switches,
+QueueTelemetry::QueueTelemetry(const RunConfig& cfg,
+                               const std::vector<const sw::SoftSwitch*>& switches,
                                const std::string& out_dir, const std::vector<uint32_t>& node_lcore,
                                uint32_t lcore) {
   if (cfg.telemetry.interval_ns <= 0) return;
@@ -50,8 +53,8 @@ QueueTelemetry::QueueTelemetry(const RunConfig& cfg, const std::vector<const sw:
     std::vector<uint16_t> ports(t.node(n).ports.size());
     for (uint16_t p = 0; p < ports.size(); ++p) ports[p] = p;
     const auto path = std::filesystem::path(out_dir) / ("queues_" + t.node(n).name + ".csv");
-    series_.push_back(
-        {switches[n], std::make_unique<sw::QueueSeriesWriter>(path.string(), ports, cfg.telemetry.interval_ns)});
+    series_.push_back({switches[n], std::make_unique<sw::QueueSeriesWriter>(
+                                        path.string(), ports, cfg.telemetry.interval_ns)});
   }
 }
 

@@ -26,7 +26,8 @@ namespace rocemu::fabric {
 /// One SoftSwitch per switch node of cfg's topology ([switch] params, run seed), indexed by
 /// topology node; nullptr at hosts. `pool` supplies the PFC frames' mbufs and must outlive
 /// the switches. Throws std::invalid_argument (inconsistent [switch] params).
-std::vector<std::unique_ptr<sw::SoftSwitch>> build_switches(const RunConfig& cfg, rte_mempool* pool);
+std::vector<std::unique_ptr<sw::SoftSwitch>> build_switches(const RunConfig& cfg,
+                                                            rte_mempool* pool);
 
 /// Feeds an engine's port tap into a pcapng file, one capture interface per [capture] port.
 class CaptureTap final : public PortTap {
@@ -50,7 +51,8 @@ std::unique_ptr<CaptureTap> make_capture_tap(const RunConfig& cfg, const std::st
 class QueueTelemetry {
  public:
   QueueTelemetry(const RunConfig& cfg, const std::vector<const sw::SoftSwitch*>& switches,
-                 const std::string& out_dir, const std::vector<uint32_t>& node_lcore, uint32_t lcore);
+                 const std::string& out_dir, const std::vector<uint32_t>& node_lcore,
+                 uint32_t lcore);
   ~QueueTelemetry();
   /// True if [telemetry] is on and some switch is sampled.
   bool on() const noexcept { return !series_.empty(); }

@@ -3,6 +3,7 @@
 // pairs (re0a-re0b, re1a-re1b) that tests/testbed/in_netns.sh creates in a private network
 // namespace before running this binary. The switch polls af_packet ports on re0b/re1b only.
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
 #include <net/if.h>
@@ -14,8 +15,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "common/wire.h"
 #include "fabric/realtime_engine.h"
@@ -51,7 +50,8 @@ class RawSocket {
  public:
   explicit RawSocket(const std::string& iface) {
     fd_ = ::socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
-    if (fd_ < 0) throw std::runtime_error("socket(AF_PACKET): " + std::string(std::strerror(errno)));
+    if (fd_ < 0)
+      throw std::runtime_error("socket(AF_PACKET): " + std::string(std::strerror(errno)));
     sockaddr_ll a{};
     a.sll_family = AF_PACKET;
     a.sll_protocol = htons(ETH_P_ALL);
@@ -61,7 +61,8 @@ class RawSocket {
   }
   ~RawSocket() { ::close(fd_); }
   void send(const std::vector<uint8_t>& f) const {
-    ASSERT_EQ(::send(fd_, f.data(), f.size(), 0), static_cast<ssize_t>(f.size())) << std::strerror(errno);
+    ASSERT_EQ(::send(fd_, f.data(), f.size(), 0), static_cast<ssize_t>(f.size()))
+        << std::strerror(errno);
   }
   /// Every frame that arrives within `ms`.
   std::vector<std::vector<uint8_t>> receive(int ms) const {
@@ -85,7 +86,8 @@ class RawSocket {
 /// Ethernet/IPv4/UDP frame h0 -> h1 with a 64-byte payload, addressed like a testbed host
 /// does (destination MAC = the switch port facing h0).
 std::vector<uint8_t> frame_h0_to_h1(const Topology& t) {
-  std::vector<uint8_t> f(sizeof(wire::Ethernet) + sizeof(wire::Ipv4) + sizeof(wire::Udp) + 64, 0xab);
+  std::vector<uint8_t> f(sizeof(wire::Ethernet) + sizeof(wire::Ipv4) + sizeof(wire::Udp) + 64,
+                         0xab);
   auto* eth = reinterpret_cast<wire::Ethernet*>(f.data());
   const PortRef gw = t.node(0).ports[0].peer;
   std::memcpy(eth->dst, t.node(gw.node).ports[gw.port].mac.data(), 6);

@@ -1,9 +1,9 @@
 // The testbed's switch process without EAL: the host plan the scripts build namespaces from
 // (docs/testbed.md "Addressing"), which backends may face external nodes
 // (fabric/realtime_engine.h), and the summary's CSV layout.
-#include "fabric/switch_job.h"
-
 #include <gtest/gtest.h>
+
+#include "fabric/switch_job.h"
 
 namespace rocemu::fabric {
 
@@ -41,9 +41,11 @@ TEST(HostPlan, StarGivesEachHostItsTopologyAddressAndTheFacingSwitchPortMac) {
 
 TEST(HostPlan, TsvHasAHeaderAndOneTabSeparatedLinePerHost) {
   const std::string s = plan_tsv(host_plan(parse(kStar3)));
-  EXPECT_EQ(s.substr(0, s.find('\n')), "host\tipv4\thost_mac\tgateway_mac\tswitch_dev\thost_dev\trate_bps");
-  EXPECT_NE(s.find("\nh1\t10.0.0.2\t02:52:00:01:00:00\t02:52:00:03:00:01\tre1b\tre1a\t25000000000\n"),
-            std::string::npos)
+  EXPECT_EQ(s.substr(0, s.find('\n')),
+            "host\tipv4\thost_mac\tgateway_mac\tswitch_dev\thost_dev\trate_bps");
+  EXPECT_NE(
+      s.find("\nh1\t10.0.0.2\t02:52:00:01:00:00\t02:52:00:03:00:01\tre1b\tre1a\t25000000000\n"),
+      std::string::npos)
       << s;
 }
 
@@ -119,7 +121,8 @@ bottleneck_rate_gbps = 5
   EXPECT_EQ(rows[0].a_dev, "re3a");
   EXPECT_EQ(rows[0].b_dev, "re3b");
   EXPECT_EQ(rows[0].rate_bps, 5'000'000'000ull);
-  EXPECT_EQ(switch_links_tsv(rows), "link\ta_node\tb_node\ta_dev\tb_dev\trate_bps\n3\ts0\ts1\tre3a\tre3b\t5000000000\n");
+  EXPECT_EQ(switch_links_tsv(rows),
+            "link\ta_node\tb_node\ta_dev\tb_dev\trate_bps\n3\ts0\ts1\tre3a\tre3b\t5000000000\n");
   EXPECT_EQ(host_plan(c).size(), 3u);
   EXPECT_TRUE(switch_links(parse(kStar3)).empty());
 }
@@ -128,7 +131,8 @@ TEST(ExternalNodes, OnlyBackendsWithSeparateLinkEndsMayFaceAnotherProcess) {
   const RunConfig c = parse(kStar3);
   RealtimeOptions o;
   o.external_nodes = {true, false, false, false};
-  for (auto b : {PortBackend::kAfPacket, PortBackend::kAfXdp, PortBackend::kTap, PortBackend::kPci}) {
+  for (auto b :
+       {PortBackend::kAfPacket, PortBackend::kAfXdp, PortBackend::kTap, PortBackend::kPci}) {
     o.backend = b;
     EXPECT_EQ(check_external_nodes(c.topology.topology, o), "") << backend_name(b);
   }
@@ -136,7 +140,8 @@ TEST(ExternalNodes, OnlyBackendsWithSeparateLinkEndsMayFaceAnotherProcess) {
     o.backend = b;
     const std::string why = check_external_nodes(c.topology.topology, o);
     EXPECT_NE(why.find("node h0 is external"), std::string::npos) << why;
-    EXPECT_NE(why.find(std::string(backend_name(b)) + " ports create both ends"), std::string::npos) << why;
+    EXPECT_NE(why.find(std::string(backend_name(b)) + " ports create both ends"), std::string::npos)
+        << why;
   }
   o.external_nodes.clear();
   EXPECT_EQ(check_external_nodes(c.topology.topology, o), "");  // none external: anything goes
@@ -157,12 +162,15 @@ TEST(SwitchSummary, CsvHasOneRowPerPortAndAColumnPerDropReason) {
   p.drops[static_cast<int>(sw::RxDrop::kNotIpv4)] = 3;
   r.ports.push_back(p);
   const std::string csv = switch_summary_csv(r);
-  EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "node,port,peer,dev,rx_packets,rx_bytes,tx_packets,tx_bytes,wire_drops,peak_queue_bytes,"
-            "ecn_marked_packets,pfc_pauses_sent,pfc_pauses_received,drop_short,drop_not_ipv4,drop_bad_ihl,"
-            "drop_bad_length,drop_bad_control,drop_unknown_dst,drop_ttl_expired,drop_buffer_full,"
-            "drop_headroom_full,elapsed_ns");
-  EXPECT_NE(csv.find("\ns0,1,h1,re1b,7,0,0,0,0,0,0,0,0,0,3,0,0,0,0,0,0,0,5\n"), std::string::npos) << csv;
+  EXPECT_EQ(
+      csv.substr(0, csv.find('\n')),
+      "node,port,peer,dev,rx_packets,rx_bytes,tx_packets,tx_bytes,wire_drops,peak_queue_bytes,"
+      "ecn_marked_packets,pfc_pauses_sent,pfc_pauses_received,drop_short,drop_not_ipv4,drop_bad_"
+      "ihl,"
+      "drop_bad_length,drop_bad_control,drop_unknown_dst,drop_ttl_expired,drop_buffer_full,"
+      "drop_headroom_full,elapsed_ns");
+  EXPECT_NE(csv.find("\ns0,1,h1,re1b,7,0,0,0,0,0,0,0,0,0,3,0,0,0,0,0,0,0,5\n"), std::string::npos)
+      << csv;
   EXPECT_NE(switch_summary_text(r).find("not_ipv4=3"), std::string::npos);
 }
 
