@@ -124,6 +124,22 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
     throw std::invalid_argument("real-time engine: " + why);
   external_ = opt.external_nodes;
   external_.resize(topo.nodes().size(), false);
+  // The PMDs report a missing interface as EPERM; say what is wrong, before anything is made.
+  if (opt.backend == PortBackend::kAfPacket || opt.backend == PortBackend::kAfXdp) {
+    for (uint32_t li = 0; li < topo.links().size(); ++li) {
+      const auto& l = topo.links()[li];
+      const LinkOptions lo = li < links.size() ? links[li] : LinkOptions{};
+      for (bool end_b : {false, true}) {
+        if (external_[end_b ? l.b.node : l.a.node]) continue;
+        const std::string& dev = end_b ? lo.b_dev : lo.a_dev;
+        const std::string iface = dev.empty() ? default_iface(li, end_b) : dev;
+        if (if_nametoindex(iface.c_str()) == 0)
+          throw std::runtime_error("link " + std::to_string(li) + ": no network interface '" + iface +
+                                   "' in this network namespace (" + backend_name(opt.backend) +
+                                   " opens an existing one; see docs/testbed.md)");
+      }
+    }
+  }
   const std::string tag = "re" + std::to_string(getpid() % 100000) + "_" + std::to_string(instance_);
   pool_ = rte_pktmbuf_pool_create((tag + "_pool").c_str(), opt.pool_mbufs, 256, 0,
                                   static_cast<uint16_t>(RTE_PKTMBUF_HEADROOM + opt.mbuf_data_bytes),
@@ -183,14 +199,6 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
         const std::string args =
             vdev_args(opt.backend, unique++, li, end_b, end_b ? lo.b_dev : lo.a_dev, memif_socket);
         const std::string name = args.substr(0, args.find(','));
-        const std::string& dev = end_b ? lo.b_dev : lo.a_dev;
-        const std::string iface = dev.empty() ? default_iface(li, end_b) : dev;
-        // The PMDs report a missing interface as EPERM; say what is wrong instead.
-        if ((opt.backend == PortBackend::kAfPacket || opt.backend == PortBackend::kAfXdp) &&
-            if_nametoindex(iface.c_str()) == 0)
-          throw std::runtime_error("link " + std::to_string(li) + ": no network interface '" + iface +
-                                   "' in this network namespace (" + backend_name(opt.backend) +
-                                   " opens an existing one; see docs/testbed.md)");
         const int rc = rte_dev_probe(args.c_str());
         if (rc < 0) fail("vdev " + args, rc);
         uint16_t id = 0;

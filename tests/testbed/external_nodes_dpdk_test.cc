@@ -125,6 +125,25 @@ TEST(ExternalNodes, RingAndMemifRefuseAnExternalNodeNamingIt) {
   }
 }
 
+TEST(ExternalNodes, MissingInterfaceIsNamedBeforeAnythingIsOpened) {
+  test::test_mempool();
+  const RunConfig c = parse_run_config(toml::parse(R"(
+[topology]
+kind = "star"
+hosts = 3
+)"),
+                                       "star3.toml");
+  RealtimeOptions o = external_hosts(PortBackend::kAfPacket);
+  o.external_nodes = {true, true, true, false};
+  try {
+    RealtimeEngine e(c.topology.topology, c.topology.links, o);
+    FAIL() << "opened a star of 3 with only re0b and re1b present";
+  } catch (const std::runtime_error& ex) {
+    EXPECT_NE(std::string(ex.what()).find("link 2: no network interface 're2b'"), std::string::npos)
+        << ex.what();
+  }
+}
+
 TEST(ExternalNodes, SwitchForwardsBetweenHostsOfOtherProcessesOverAfPacket) {
   test::test_mempool();
   const RunConfig c = star2();
