@@ -1,6 +1,7 @@
 // realtime_engine.cc — ports, wire-time emulation and the poll loop of the real-time engine.
 #include "fabric/realtime_engine.h"
 
+#include <net/if.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -101,9 +102,44 @@ std::string vdev_args(PortBackend b, uint32_t unique, uint32_t link, bool end_b,
   return {};
 }
 
+std::string check_external_nodes(const Topology& topo, const RealtimeOptions& opt) {
+  if (opt.external_nodes.empty()) return {};
+  if (opt.external_nodes.size() != topo.nodes().size())
+    return "external_nodes has " + std::to_string(opt.external_nodes.size()) +
+           " entries, the topology " + std::to_string(topo.nodes().size()) + " nodes";
+  for (uint32_t n = 0; n < topo.nodes().size(); ++n) {
+    if (!opt.external_nodes[n]) continue;
+    if (opt.backend == PortBackend::kRing || opt.backend == PortBackend::kMemif)
+      return std::string("node ") + topo.node(n).name + " is external (hosted by another process), but " +
+             backend_name(opt.backend) +
+             " ports create both ends of a link in this process: use af_packet, af_xdp, tap or pci";
+  }
+  return {};
+}
+
 RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptions>& links,
                                const RealtimeOptions& opt)
     : instance_(g_instances.fetch_add(1)) {
+  if (const std::string why = check_external_nodes(topo, opt); !why.empty())
+    throw std::invalid_argument("real-time engine: " + why);
+  external_ = opt.external_nodes;
+  external_.resize(topo.nodes().size(), false);
+  // The PMDs report a missing interface as EPERM; say what is wrong, before anything is made.
+  if (opt.backend == PortBackend::kAfPacket || opt.backend == PortBackend::kAfXdp) {
+    for (uint32_t li = 0; li < topo.links().size(); ++li) {
+      const auto& l = topo.links()[li];
+      const LinkOptions lo = li < links.size() ? links[li] : LinkOptions{};
+      for (bool end_b : {false, true}) {
+        if (external_[end_b ? l.b.node : l.a.node]) continue;
+        const std::string& dev = end_b ? lo.b_dev : lo.a_dev;
+        const std::string iface = dev.empty() ? default_iface(li, end_b) : dev;
+        if (if_nametoindex(iface.c_str()) == 0)
+          throw std::runtime_error("link " + std::to_string(li) + ": no network interface '" + iface +
+                                   "' in this network namespace (" + backend_name(opt.backend) +
+                                   " opens an existing one; see docs/testbed.md)");
+      }
+    }
+  }
   const std::string tag = "re" + std::to_string(getpid() % 100000) + "_" + std::to_string(instance_);
   pool_ = rte_pktmbuf_pool_create((tag + "_pool").c_str(), opt.pool_mbufs, 256, 0,
                                   static_cast<uint16_t>(RTE_PKTMBUF_HEADROOM + opt.mbuf_data_bytes),
@@ -150,6 +186,7 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
       pb.ethdev = static_cast<uint16_t>(b);
     } else if (opt.backend == PortBackend::kPci) {
       for (auto [p, dev] : {std::pair{&pa, lo.a_dev}, std::pair{&pb, lo.b_dev}}) {
+        if (external_[p == &pa ? l.a.node : l.b.node]) continue;  // the other process's end
         uint16_t id = 0;
         if (dev.empty() || rte_eth_dev_get_port_by_name(dev.c_str(), &id) != 0)
           throw std::runtime_error("link " + std::to_string(li) + ": PCI device '" + dev +
@@ -158,6 +195,7 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
       }
     } else {
       for (bool end_b : {false, true}) {
+        if (external_[end_b ? l.b.node : l.a.node]) continue;  // the other process's end
         const std::string args =
             vdev_args(opt.backend, unique++, li, end_b, end_b ? lo.b_dev : lo.a_dev, memif_socket);
         const std::string name = args.substr(0, args.find(','));
@@ -172,6 +210,7 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
   }
   // Configure and start every port: one rx and one tx queue.
   for (auto& p : ports_) {
+    if (external_[p.node]) continue;
     rte_eth_conf conf{};
     const uint16_t id = p.ethdev;
     const std::string what = "ethdev port " + std::to_string(id);
@@ -198,6 +237,7 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
 RealtimeEngine::~RealtimeEngine() {
   rte_mbuf* pkts[kBurst];
   for (auto& p : ports_) {
+    if (external_[p.node]) continue;
     for (int i = 0; i < 1024; ++i) {
       const uint16_t n = rte_eth_rx_burst(p.ethdev, 0, pkts, kBurst);
       if (n == 0) break;
@@ -216,11 +256,19 @@ RealtimeEngine::~RealtimeEngine() {
 
 void RealtimeEngine::attach(uint32_t index, Node* node) {
   if (index >= nodes_.size()) throw std::invalid_argument("attach: no topology node " + std::to_string(index));
+  if (external_[index])
+    throw std::invalid_argument("attach: node " + std::to_string(index) + " is external (hosted by another process)");
   const uint32_t end = index + 1 < port_base_.size() ? port_base_[index + 1] : static_cast<uint32_t>(ports_.size());
   if (!node || node->num_ports() != end - port_base_[index])
     throw std::invalid_argument("attach: node " + std::to_string(index) + " must have " +
                                 std::to_string(end - port_base_[index]) + " ports");
   nodes_[index] = node;
+}
+
+uint16_t RealtimeEngine::ethdev_port(PortRef p) const {
+  if (external_.at(p.node))
+    throw std::invalid_argument("ethdev_port: node " + std::to_string(p.node) + " is external and has no ethdev");
+  return ports_.at(port_base_.at(p.node) + p.port).ethdev;
 }
 
 void RealtimeEngine::set_tap(PortRef port, PortTap* tap) {
@@ -300,13 +348,14 @@ int RealtimeEngine::worker_main(void* arg) {
 
 TimeNs RealtimeEngine::run_for(TimeNs duration_ns) {
   for (uint32_t n = 0; n < nodes_.size(); ++n)
-    if (!nodes_[n]) throw std::logic_error("run_for: topology node " + std::to_string(n) + " has no Node attached");
+    if (!nodes_[n] && !external_[n]) throw std::logic_error("run_for: topology node " + std::to_string(n) + " has no Node attached");
   stop_.store(false);
   const unsigned self = rte_lcore_id();
   // Group nodes by lcore; the caller's group is polled here, the others on workers.
   std::vector<Lcore> groups;
   std::vector<unsigned> group_lcore;
   for (uint32_t n = 0; n < nodes_.size(); ++n) {
+    if (external_[n]) continue;  // polled by the process that hosts it
     const unsigned lc = node_lcore_.empty() ? self : node_lcore_[n];
     auto it = std::find(group_lcore.begin(), group_lcore.end(), lc);
     if (it == group_lcore.end()) {

@@ -13,6 +13,13 @@
 // Bursts of 32 on rx. Default: every node on the calling lcore (handing packets between
 // busy-polling lcores performs badly on a 2-core VM, DPDK-NOTES); optionally nodes are
 // placed on worker lcores. Periodic callbacks run on the calling lcore between iterations.
+//
+// External nodes (RealtimeOptions::external_nodes): a node hosted by another process (a
+// perftest tool or workload generator in a network namespace, docs/testbed.md). Its ports
+// get no ethdev and are never polled, and it needs no attach(); the link end facing it
+// opens its vdev on that link's device as usual, so this process sees the far end as a
+// kernel interface. Only backends whose link ends are independent devices allow that
+// (af_packet, af_xdp, tap, pci); ring and memif create both ends here and refuse.
 #pragma once
 
 #include <atomic>
@@ -45,7 +52,13 @@ struct RealtimeOptions {
   uint32_t ring_size = 1024;       // ring wires and rx/tx descriptors
   std::string memif_socket;        // default /tmp/rocemu-memif-<pid>.sock
   std::vector<uint32_t> node_lcore;  // lcore per topology node; empty = all on the caller
+  std::vector<bool> external_nodes;  // per topology node: hosted by another process; empty = none
 };
+
+/// Empty if `opt` may run `topo` (external_nodes sized to the nodes, and only with a backend
+/// whose link ends are separate devices), else the reason. Pure; the constructor throws
+/// std::invalid_argument with it.
+std::string check_external_nodes(const Topology& topo, const RealtimeOptions& opt);
 
 /// The devargs string that creates the vdev of one link end (pure; for tests and logs).
 /// `unique` numbers the device; `end_b` is true for the b end of link `link`.
@@ -97,7 +110,7 @@ class RealtimeEngine {
   rte_mempool* pool() const noexcept { return pool_; }
 
   /// Binds topology node `index` to `node` (not owned). Throws std::invalid_argument if
-  /// the port count differs from the topology's.
+  /// the port count differs from the topology's or the node is external.
   void attach(uint32_t index, Node* node);
   void set_tap(PortRef port, PortTap* tap);
   /// Calls fn(now) every period_ns of engine time, on the calling lcore.
@@ -109,10 +122,13 @@ class RealtimeEngine {
   /// reached. Engine time is 0 at construction. Workers (if placed) run until it returns.
   TimeNs run_for(TimeNs duration_ns);
 
+  /// Wire counters of a node port (all zero for the ports of an external node).
   const WireCounters& counters(PortRef p) const { return ports_.at(port_base_.at(p.node) + p.port).wire; }
+  /// True if topology node `index` is hosted by another process (no ethdev, never polled).
+  bool external(uint32_t index) const { return external_.at(index); }
   const RealtimeStats& stats() const noexcept { return stats_; }
-  /// The ethdev port id of a node port.
-  uint16_t ethdev_port(PortRef p) const { return ports_.at(port_base_.at(p.node) + p.port).ethdev; }
+  /// The ethdev port id of a node port. Throws std::invalid_argument for an external node.
+  uint16_t ethdev_port(PortRef p) const;
 
  private:
   struct alignas(64) Port {
@@ -149,6 +165,7 @@ class RealtimeEngine {
   std::vector<rte_ring*> rings_;
   std::vector<Periodic> periodic_;
   std::vector<uint32_t> node_lcore_;
+  std::vector<bool> external_;  // per node
   rte_mempool* pool_ = nullptr;
   uint64_t tsc0_ = 0;
   uint64_t tsc_hz_ = 0;

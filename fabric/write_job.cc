@@ -20,10 +20,9 @@
 #include "common/rng.h"
 #include "fabric/cc/dcqcn_hooks.h"
 #include "fabric/realtime_engine.h"
+#include "fabric/switch_nodes.h"
 #include "fabric/virtual_engine.h"
 #include "nic/roce_host.h"
-#include "switchsw/pcapng_capture.h"
-#include "switchsw/queue_series.h"
 #include "switchsw/soft_switch.h"
 
 namespace rocemu::fabric {
@@ -32,36 +31,16 @@ namespace {
 
 constexpr uint32_t kMaxSendWr = 256;
 
-/// Feeds the engine's port tap into a pcapng file, one capture interface per port.
-class CaptureTap final : public PortTap {
- public:
-  CaptureTap(const std::string& path, const CaptureParams& p)
-      : cap_(path, p.names), ports_(p.ports) {}
-  ~CaptureTap() override { cap_.flush(); }
-  void on_packet(PortRef port, bool tx, const rte_mbuf* m, TimeNs now) noexcept override {
-    for (uint16_t i = 0; i < ports_.size(); ++i)
-      if (ports_[i] == port)
-        cap_.capture(m, i, tx ? sw::PcapngCapture::Direction::kOut : sw::PcapngCapture::Direction::kIn,
-                     now);
-  }
-  uint64_t captured() const noexcept { return cap_.captured(); }
-
- private:
-  sw::PcapngCapture cap_;
-  std::vector<PortRef> ports_;
-};
-
 /// The nodes of one run and the job's state.
 class Fabric {
  public:
   Fabric(const RunConfig& cfg, rte_mempool* pool) : cfg_(cfg), job_(cfg.job) {
     const Topology& t = cfg.topology.topology;
     nodes_.resize(t.nodes().size());
-    switches_.resize(t.nodes().size());
+    switches_ = build_switches(cfg, pool);
     hosts_.resize(t.nodes().size());
     for (uint32_t i = 0; i < t.nodes().size(); ++i) {
-      if (t.node(i).kind == NodeKind::kSwitch) {
-        switches_[i] = std::make_unique<sw::SoftSwitch>(cfg.switch_params, t, i, pool, cfg.seed);
+      if (switches_[i]) {
         nodes_[i] = switches_[i].get();
       } else {
         hosts_[i] = std::make_unique<nic::RoceHost>(cfg.nic_params, t, i, pool, cfg.seed);
@@ -88,6 +67,11 @@ class Fabric {
   Node* node(uint32_t i) const { return nodes_[i]; }
   size_t num_nodes() const { return nodes_.size(); }
   const sw::SoftSwitch* switch_at(uint32_t i) const { return switches_[i].get(); }
+  std::vector<const sw::SoftSwitch*> switches() const {
+    std::vector<const sw::SoftSwitch*> v;
+    for (const auto& s : switches_) v.push_back(s.get());
+    return v;
+  }
   const nic::RoceHost& sender() const { return *hosts_[from_]; }
 
   /// Called from the engine's periodic callback: posts the first work requests (the job's
@@ -212,42 +196,6 @@ class Fabric {
 };
 
 
-std::unique_ptr<CaptureTap> make_tap(const RunConfig& cfg, const std::string& out_dir) {
-  if (cfg.capture.ports.empty()) return nullptr;
-  std::filesystem::create_directories(out_dir);
-  return std::make_unique<CaptureTap>((std::filesystem::path(out_dir) / cfg.capture.file).string(),
-                                      cfg.capture);
-}
-
-/// [telemetry]: one queue series per switch polled by `lcore` (others would race).
-class Telemetry {
- public:
-  Telemetry(const RunConfig& cfg, const Fabric& f, const std::string& out_dir,
-            const std::vector<uint32_t>& node_lcore, uint32_t lcore) {
-    if (cfg.telemetry.interval_ns <= 0) return;
-    std::filesystem::create_directories(out_dir);
-    const Topology& t = cfg.topology.topology;
-    for (uint32_t n : t.switches()) {
-      if (!node_lcore.empty() && node_lcore[n] != lcore) continue;
-      std::vector<uint16_t> ports(t.node(n).ports.size());
-      for (uint16_t p = 0; p < ports.size(); ++p) ports[p] = p;
-      const auto path = std::filesystem::path(out_dir) / ("queues_" + t.node(n).name + ".csv");
-      series_.push_back({f.switch_at(n), std::make_unique<sw::QueueSeriesWriter>(path.string(), ports,
-                                                                                 cfg.telemetry.interval_ns)});
-    }
-  }
-  bool on() const noexcept { return !series_.empty(); }
-  void sample(TimeNs now) {
-    for (auto& [s, w] : series_) w->sample(*s, now);
-  }
-  void flush() {
-    for (auto& [s, w] : series_) w->flush();
-  }
-
- private:
-  std::vector<std::pair<const sw::SoftSwitch*, std::unique_ptr<sw::QueueSeriesWriter>>> series_;
-};
-
 int64_t thread_cpu_ns() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -265,14 +213,14 @@ JobResult run_write_job_virtual(const RunConfig& cfg, const std::string& out_dir
   {
     VirtualEngine e(cfg.topology.topology, cfg.topology.links, cfg.seed);
     Fabric f(cfg, pool.get());
-    auto tap = make_tap(cfg, out_dir);
+    auto tap = make_capture_tap(cfg, out_dir);
     for (uint32_t i = 0; i < f.num_nodes(); ++i) e.attach(i, f.node(i));
     if (tap)
       for (const auto& p : cfg.capture.ports) e.set_tap(p, tap.get());
     e.every(kVirtualPollNs, [&](TimeNs now) {
       if (f.step(now)) e.stop();
     });
-    Telemetry tel(cfg, f, out_dir, {}, 0);
+    QueueTelemetry tel(cfg, f.switches(), out_dir, {}, 0);
     if (tel.on()) e.every(cfg.telemetry.interval_ns, [&](TimeNs now) { tel.sample(now); });
     const int64_t cpu0 = thread_cpu_ns();
     const TimeNs end = e.run_until(cfg.sim.until_ns);
@@ -301,14 +249,14 @@ JobResult run_write_job_realtime(const RunConfig& cfg, const std::string& out_di
   JobResult r;
   {
     Fabric f(cfg, e.pool());
-    auto tap = make_tap(cfg, out_dir);
+    auto tap = make_capture_tap(cfg, out_dir);
     for (uint32_t i = 0; i < f.num_nodes(); ++i) e.attach(i, f.node(i));
     if (tap)
       for (const auto& p : cfg.capture.ports) e.set_tap(p, tap.get());
     e.every(kRealtimePollNs, [&](TimeNs now) {
       if (f.step(now)) e.stop();
     });
-    Telemetry tel(cfg, f, out_dir, opt.node_lcore, rte_get_main_lcore());
+    QueueTelemetry tel(cfg, f.switches(), out_dir, opt.node_lcore, rte_get_main_lcore());
     if (tel.on()) e.every(cfg.telemetry.interval_ns, [&](TimeNs now) { tel.sample(now); });
     const auto wall0 = std::chrono::steady_clock::now();
     const int64_t cpu0 = thread_cpu_ns();
