@@ -30,6 +30,10 @@ struct Side {
   nic::MrInfo mr, peer_mr;
   uint32_t pd = 0, send_cq = 0, recv_cq = 0;
   std::vector<uint32_t> qpns;
+  // The peer's buffer of QP q as its key message gave it (network mode: a real perftest
+  // peer's layout is its own). Empty: the peer's layout is ours (loopback) and WRITE/SEND
+  // go to its receive half, READ from its send half.
+  std::vector<uint64_t> peer_addr;
 
   /// Registers the region and creates the CQs and num_qps QPs (in RESET) on `h` (not owned).
   /// Throws std::runtime_error on failure.
@@ -41,9 +45,11 @@ struct Side {
   uint8_t* send_buf(uint32_t q) noexcept { return region.data() + uint64_t{2} * q * half; }
   uint8_t* recv_buf(uint32_t q) noexcept { return send_buf(q) + half; }
   uint64_t peer_send_addr(uint32_t q) const noexcept {
-    return peer_mr.addr + uint64_t{2} * q * half;
+    return peer_addr.empty() ? peer_mr.addr + uint64_t{2} * q * half : peer_addr[q];
   }
-  uint64_t peer_recv_addr(uint32_t q) const noexcept { return peer_send_addr(q) + half; }
+  uint64_t peer_recv_addr(uint32_t q) const noexcept {
+    return peer_addr.empty() ? peer_send_addr(q) + half : peer_addr[q];
+  }
 };
 
 /// The state of one test of one message size.

@@ -6,8 +6,8 @@
 // -p TCP port (18515), -b bidirectional, -F (ignore CPU frequency warnings), -x GID index,
 // --report_gbits, --run_infinitely, --out_json[=FILE]; rocemu adds --loopback (server and
 // client endpoints in one process over a net_ring wire), --link_gbps, -d <iface> (the kernel
-// interface a server or client runs its af_packet port on), --connect_timeout, --server_wait. EAL
-// arguments follow
+// interface a server or client runs its af_packet port on), --roce_ip (the RoCE address when
+// the interface has none of its own), --connect_timeout, --server_wait. EAL arguments follow
 // `--`. Defaults as perftest: -s 65536 for bandwidth, 2 for latency; -n 5000 for bandwidth,
 // 1000 for latency; -t 128 (bw) / 1 (lat); -r 512. Pure: no EAL, no I/O.
 #pragma once
@@ -44,6 +44,7 @@ struct PerftestOptions {
   double link_gbps = 100.0;  // --link_gbps: the emulated wire of the loopback pair
   std::string server_name;   // client mode when set
   std::string iface;         // -d: kernel interface of the DPDK af_packet port (network mode)
+  std::string roce_ip;  // --roce_ip: our RoCE address (default: the -d interface's IPv4)
   uint32_t connect_timeout_s = 10;  // --connect_timeout: client's wait for the server
   uint32_t server_wait_s = 3600;    // --server_wait: server's wait for a client
   std::vector<std::string> eal_args;
