@@ -58,6 +58,13 @@ class Session {
     recv(theirs, n, timeout_ms);
     if (!client_) send(mine, n);
   }
+  /// perftest's xchg_bw_reports: five 8-byte fields, each one lock-step on its own (a real
+  /// perftest client waits for the server's field before it sends the next).
+  void exchange_report(const uint8_t* mine, uint8_t* theirs, int timeout_ms) {
+    for (size_t f = 0; f < kBwReportFields; ++f)
+      exchange(mine + f * kBwReportFieldBytes, theirs + f * kBwReportFieldBytes,
+               kBwReportFieldBytes, timeout_ms);
+  }
   /// perftest's ctx_hand_shake: key messages each way (ours of QP q).
   void hand_shake(uint32_t q, int timeout_ms) {
     const std::string mine = interop::format_perftest_key(st_->key(q));
@@ -246,7 +253,7 @@ void Session::run_size(uint32_t size, BwRow& last_row) {
     const BwRow mine = bw_summary(t_, o_);
     const auto msg = bw_report_message(mine, o_.report_gbits);
     uint8_t theirs[kBwReportFields * kBwReportFieldBytes];
-    exchange(msg.data(), theirs, sizeof theirs, wait_ms());
+    exchange_report(msg.data(), theirs, wait_ms());
     last_row = sum_rows(mine, bw_row_from_report(theirs, o_.report_gbits));
     return report_bw(size, last_row);
   }
@@ -280,7 +287,7 @@ int Session::run() {
     // size, and prints that as its table.
     hand_shake(0, wait_ms());
     uint8_t theirs[kBwReportFields * kBwReportFieldBytes];
-    exchange(bw_report_message(BwRow{}, o_.report_gbits).data(), theirs, sizeof theirs);
+    exchange_report(bw_report_message(BwRow{}, o_.report_gbits).data(), theirs, kSetupTimeoutMs);
     last_row = bw_row_from_report(theirs, o_.report_gbits);
     t_.reset(o_, static_cast<uint32_t>(last_row.size_bytes), 0);
     t_.messages = last_row.iters;
@@ -295,7 +302,7 @@ int Session::run() {
   if (half_duplex_rdma) {
     hand_shake(0, wait_ms());
     uint8_t theirs[kBwReportFields * kBwReportFieldBytes];
-    exchange(bw_report_message(last_row, o_.report_gbits).data(), theirs, sizeof theirs);
+    exchange_report(bw_report_message(last_row, o_.report_gbits).data(), theirs, wait_ms());
   }
   close();
   lat_serving_ = false;
