@@ -3,7 +3,7 @@
 // kernel facts it needs: the interface's MAC, IPv4 address and MTU, and a peer's MAC from
 // the kernel's neighbour table (docs/perftest.md "Network").
 //
-// Frame sizes (DPDK-NOTES "af_packet"): IB MTU 1024 frames fit af_packet's default 2 KB ring
+// Frame sizes (DPDK 22.11 net_af_packet devargs framesz/blocksz/framecnt): IB MTU 1024 frames fit af_packet's default 2 KB ring
 // frames and the port's 2 KB mbufs. Above 1024 the station asks af_packet for 8 KB ring
 // frames (`framesz=8192,blocksz=8192`) and makes its mbufs 8 KB + headroom, so a 4096-byte
 // payload plus Ethernet/IPv4/UDP/BTH/RETH/ICRC headers (4170 bytes) fits both; the kernel
