@@ -102,7 +102,7 @@ void Session::recv(void* p, size_t n, int timeout_ms) {
 TimeNs Session::service() {
   const TimeNs now = st_->ep->poll();
   if (lat_serving_) {
-    if (!t_.failed) lat_server_step(st_->side, t_, o_);
+    if (!t_.failed) lat_server_step(st_->side, t_, o_, now);
   } else if (o_.verb == Verb::kSend && o_.metric == Metric::kBandwidth) {
     int got = 0;
     repost_receives(st_->side, t_, got);
@@ -223,7 +223,16 @@ void Session::run_size(uint32_t size, BwRow& last_row) {
     t_.reset(o_, size, duration_ns);
     std::memset(st_->side.recv_buf(0), 0, st_->side.half);
     send(interop::format_perftest_key(st_->key(0)).data(), sizeof theirs);
-    lat_serving_ = true;
+    if (o_.verb != Verb::kWrite || duration_ns != 0) {
+      lat_serving_ = true;  // answer while waiting for the next message
+      return;
+    }
+    // WRITE -n: perftest's ping-pong has no message after the last size; play it out here.
+    while (!t_.srv_done && !t_.failed) {
+      const TimeNs now = st_->ep->poll();
+      lat_server_step(st_->side, t_, o_, now);
+      check_progress(t_, now);
+    }
     return;
   }
   t_.reset(o_, size, duration_ns);
@@ -297,14 +306,20 @@ int Session::run() {
   }
   for (uint32_t size : sizes_) {
     run_size(size, last_row);
-    if (t_.failed) return 1;  // perftest exits without closing; the peer sees EOF
+    if (t_.failed) {  // perftest exits without closing; the peer sees EOF
+      if (!client_) std::fprintf(stderr, "%s: %s\n", o_.tool.c_str(), t_.error.c_str());
+      std::fprintf(stderr, "%s", st_->ep->counters_report().c_str());
+      return 1;
+    }
   }
   if (half_duplex_rdma) {
     hand_shake(0, wait_ms());
     uint8_t theirs[kBwReportFields * kBwReportFieldBytes];
     exchange_report(bw_report_message(last_row, o_.report_gbits).data(), theirs, wait_ms());
   }
-  close();
+  // perftest's ib_write_lat ends without a closing handshake or "done": both just exit. With
+  // -D rocemu keeps the close, so neither side leaves while the other still writes.
+  if (!(o_.metric == Metric::kLatency && o_.verb == Verb::kWrite && o_.duration_s == 0)) close();
   lat_serving_ = false;
   if (t_.failed) std::fprintf(stderr, "%s: %s\n", o_.tool.c_str(), t_.error.c_str());
   if (!client_ && o_.metric == Metric::kLatency)

@@ -59,6 +59,7 @@ std::string perftest_usage(const std::string& tool) {
          "  -t, --tx-depth=<dep>       send queue depth (default 128 bw, 1 lat)\n"
          "  -r, --rx-depth=<dep>       receive queue depth (default 512)\n"
          "  -p, --port=<port>          TCP port of the side channel (default 18515)\n"
+         "  -u, --qp-timeout=<t>       ACK timeout 4.096 us * 2^t (default 14)\n"
          "  -b, --bidirectional        both sides send (bandwidth tests)\n"
          "  -F, --CPU-freq             do not warn about CPU frequency (accepted, no effect)\n"
          "  -x, --gid-index=<index>    GID index (accepted; rocemu uses the IPv4-mapped GID)\n"
@@ -106,7 +107,8 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
       {"-x", 'x'},           {"--gid-index", 'x'},
       {"--link_gbps", 'L'},  {"-d", 'd'},
       {"--ib-dev", 'd'},     {"--connect_timeout", 'c'},
-      {"--server_wait", 'w'}, {"--roce_ip", 'R'}};
+      {"--server_wait", 'w'}, {"--roce_ip", 'R'},
+      {"-u", 'u'},           {"--qp-timeout", 'u'}};
   static const std::map<std::string, char> switches = {{"-a", 'a'},
                                                        {"--all", 'a'},
                                                        {"-b", 'b'},
@@ -227,6 +229,10 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
           if (!parse_uint(value, 1, 86400, n))
             return bad("--server_wait=" + value + ": 1..86400 s");
           o.server_wait_s = static_cast<uint32_t>(n);
+          break;
+        case 'u':
+          if (!parse_uint(value, 0, 31, n)) return bad("-u=" + value + ": 0..31");
+          o.qp_timeout = static_cast<int>(n);
           break;
         case 'R': {
           unsigned a[4];

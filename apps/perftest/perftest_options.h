@@ -3,7 +3,7 @@
 //
 // Flags follow perftest 4.5 (linux-rdma/perftest, src/perftest_parameters.c): -s size, -n
 // iterations, -D duration, -a all sizes (2^1..2^23), -q QPs, -m MTU, -t tx depth, -r rx depth,
-// -p TCP port (18515), -b bidirectional, -F (ignore CPU frequency warnings), -x GID index,
+// -p TCP port (18515), -u ACK timeout exponent, -b bidirectional, -F (ignore CPU frequency warnings), -x GID index,
 // --report_gbits, --run_infinitely, --out_json[=FILE]; rocemu adds --loopback (server and
 // client endpoints in one process over a net_ring wire), --link_gbps, -d <iface> (the kernel
 // interface a server or client runs its af_packet port on), --roce_ip (the RoCE address when
@@ -34,6 +34,7 @@ struct PerftestOptions {
   uint32_t tx_depth = 128;
   uint32_t rx_depth = 512;
   uint16_t tcp_port = 18515;
+  int qp_timeout = -1;  // -u: local ACK timeout exponent (4.096 us x 2^t); -1: the NIC's (14)
   bool bidirectional = false;
   bool ignore_cpu_freq = false;  // -F: accepted (rocemu reads the TSC, never CPU frequency)
   int gid_index = -1;

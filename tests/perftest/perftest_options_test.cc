@@ -104,6 +104,10 @@ TEST(PerftestOptions, NetworkModeNeedsAnInterfaceAndTakesAServerName) {
   EXPECT_EQ(parse("rocemu_write_bw", {"-d", "x", "--roce_ip", "10.0.0.256"}).exit_code, 2);
   EXPECT_EQ(parse("rocemu_write_bw", {"-d", "x", "--roce_ip", "10.0.0"}).exit_code, 2);
   EXPECT_EQ(parse("rocemu_write_bw", {"--loopback", "--roce_ip", "10.0.0.1"}).exit_code, 2);
+  // -u: perftest's QP (ACK) timeout exponent.
+  EXPECT_EQ(parse("rocemu_write_bw", {"--loopback", "-u", "18"}).opt.qp_timeout, 18);
+  EXPECT_EQ(parse("rocemu_write_bw", {"--loopback"}).opt.qp_timeout, -1);
+  EXPECT_EQ(parse("rocemu_write_bw", {"--loopback", "--qp-timeout=32"}).exit_code, 2);
 }
 
 TEST(PerftestOptions, UnknownFlagExitsTwoWithUsage) {
