@@ -29,11 +29,14 @@
 
 namespace rocemu::perftest {
 
-/// Called once per message size with the client's result (bandwidth or latency).
+/// Called once per message size with this side's table row (bandwidth or latency): the
+/// client's own; a SEND server's receive side; a WRITE/READ server's copy of the client's
+/// last row; with -b the sum of both directions. Latency servers report nothing.
 using ResultFn = std::function<void(uint32_t size, const BwResult* bw, const LatResult* lat)>;
 
-/// Runs the server (opt.server_name empty) or the client. Returns 0, 1 (a test failed or
-/// the peer is unreachable: a message naming the address is printed), or 3 (setup).
+/// Runs the server (opt.server_name empty) or the client. Returns 0, 1 (a test failed, the
+/// peer is unreachable or broke the side channel, or the port could not start: a message
+/// naming the cause is printed), or 2 (the server name is not an IPv4 address).
 int run_network(const PerftestOptions& opt, const ResultFn& on_result);
 
 }  // namespace rocemu::perftest
