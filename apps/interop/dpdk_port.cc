@@ -47,10 +47,12 @@ void start_eal(const std::string& vdev, const std::vector<std::string>& extra) {
     fail("rte_eal_init (vdev " + vdev + ")", rte_errno);
 }
 
-ExternalPort::ExternalPort(const std::string& dev_name, uint32_t pool_mbufs, uint16_t ring_size) {
+ExternalPort::ExternalPort(const std::string& dev_name, uint32_t pool_mbufs, uint16_t ring_size,
+                           uint16_t mbuf_data_bytes) {
+  static_assert(kDefaultMbufDataBytes == RTE_MBUF_DEFAULT_BUF_SIZE);
   if (int rc = rte_eth_dev_get_port_by_name(dev_name.c_str(), &port_); rc != 0)
     fail("no ethdev named " + dev_name, rc);
-  pool_ = rte_pktmbuf_pool_create("interop_pool", pool_mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+  pool_ = rte_pktmbuf_pool_create("interop_pool", pool_mbufs, 256, 0, mbuf_data_bytes,
                                   static_cast<int>(rte_socket_id()));
   if (!pool_) fail("rte_pktmbuf_pool_create", rte_errno);
   rte_eth_conf conf{};

@@ -23,9 +23,13 @@ void start_eal(const std::string& vdev, const std::vector<std::string>& extra);
 /// The one ethdev port created by start_eal's vdev: one rx and one tx queue, started.
 class ExternalPort {
  public:
+  static constexpr uint16_t kDefaultMbufDataBytes = 2048 + 128;  // RTE_MBUF_DEFAULT_BUF_SIZE
   /// Opens the port named `dev_name` (the vdev's name, e.g. "net_af_packet0") with a pool of
-  /// `pool_mbufs` mbufs of 2 KB data room. Throws std::runtime_error on failure.
-  ExternalPort(const std::string& dev_name, uint32_t pool_mbufs, uint16_t ring_size);
+  /// `pool_mbufs` mbufs of `mbuf_data_bytes` data room (headroom included; the default 2 KB
+  /// holds frames of IB MTU 1024; MTU 4096 needs more, and af_packet's `framesz` devarg must
+  /// not exceed the data room). Throws std::runtime_error on failure.
+  ExternalPort(const std::string& dev_name, uint32_t pool_mbufs, uint16_t ring_size,
+               uint16_t mbuf_data_bytes = kDefaultMbufDataBytes);
   ~ExternalPort();
   ExternalPort(const ExternalPort&) = delete;
   ExternalPort& operator=(const ExternalPort&) = delete;

@@ -72,6 +72,7 @@ void Side::connect(uint32_t q, const nic::QpInfo& peer, const PerftestOptions& o
   nic::ConnectOptions co;
   co.access = kAccess;
   co.path_mtu = nic::mtu_enum(o.mtu_bytes);
+  co.timeout = o.qp_timeout;  // -1: the host's default
   if (int rc = nic::connect_rc(*host, qpns[q], peer, co))
     throw std::runtime_error("connect_rc of QP " + std::to_string(q) + ": errno " +
                              std::to_string(rc));
@@ -153,8 +154,48 @@ bool bw_requester_step(Side& s, int r, TestState& t, const PerftestOptions& o,
   return all_done;
 }
 
+namespace {
+/// perftest's WRITE ping-pong, either side: post mark k+1 once the peer's mark k+1 arrived
+/// (the server's first without waiting). Records the round trip of the client's marks.
+void lat_write_step(Side& s, TestState& t, const PerftestOptions& o, TimeNs now,
+                    bool client) noexcept {
+  uint64_t& posted = client ? t.marks_posted : t.srv_marks_posted;
+  uint64_t& seen = client ? t.marks_seen : t.srv_marks_seen;
+  uint64_t& completed = client ? t.marks_completed : t.srv_marks_completed;
+  completed += static_cast<uint64_t>(drain_send_cq(s, t));
+  if (t.failed) return;
+  const uint32_t last = t.size - 1;
+  const bool counted = t.duration_ns == 0;
+  const bool peer_more = !counted || seen < o.iters;
+  if (peer_more && s.recv_buf(0)[last] == static_cast<uint8_t>(seen + 1)) {
+    ++seen;
+    t.last_progress_ns = now;
+    if (client && posted > 0 && t.samples_us.size() < t.samples_us.capacity())
+      t.samples_us.push_back(static_cast<double>(now - t.sent_ns) * 0.5 / 1e3);
+  }
+  const bool more = counted ? posted < o.iters : now < t.start_ns + t.duration_ns;
+  const bool may_post = client ? seen > posted : seen >= posted;
+  if (more && may_post) {
+    s.send_buf(0)[last] = static_cast<uint8_t>(posted + 1);
+    if (int rc = post_one(s, 0, Verb::kWrite, t.size, 0))
+      return t.fail("post_send: errno " + std::to_string(rc));
+    ++posted;
+    if (client) t.sent_ns = now;
+  }
+  // Done once our last mark is acknowledged (a process may exit right after).
+  const bool finished = !more && completed == posted && (!counted || client || seen == o.iters);
+  if (client) {
+    t.exchanges = posted;
+    if (finished) t.done = true;
+  } else if (finished) {
+    t.srv_done = true;
+  }
+}
+}  // namespace
+
 void lat_client_step(Side& s, TestState& t, const PerftestOptions& o, TimeNs now) noexcept {
   if (t.start_ns < 0) t.start_ns = t.last_progress_ns = now;
+  if (o.verb == Verb::kWrite) return lat_write_step(s, t, o, now, true);
   const uint32_t last = t.size - 1;
   if (!t.in_flight) {
     const bool more = t.duration_ns != 0 ? now < t.start_ns + t.duration_ns : t.exchanges < o.iters;
@@ -170,14 +211,12 @@ void lat_client_step(Side& s, TestState& t, const PerftestOptions& o, TimeNs now
     t.in_flight = true;
   }
   bool arrived = false;
-  double factor = 0.5;  // WRITE and SEND: half the round trip
+  double factor = 0.5;  // SEND: half the round trip
   const int n = drain_send_cq(s, t);
   if (t.failed) return;
   if (o.verb == Verb::kRead && n > 0) {
     arrived = true;
     factor = 1.0;
-  } else if (o.verb == Verb::kWrite) {
-    arrived = s.recv_buf(0)[last] == t.mark;
   } else if (o.verb == Verb::kSend) {
     int got = 0;
     repost_receives(s, t, got);
@@ -192,19 +231,12 @@ void lat_client_step(Side& s, TestState& t, const PerftestOptions& o, TimeNs now
   }
 }
 
-void lat_server_step(Side& s, TestState& t, const PerftestOptions& o) noexcept {
+void lat_server_step(Side& s, TestState& t, const PerftestOptions& o, TimeNs now) noexcept {
+  if (t.start_ns < 0) t.start_ns = t.last_progress_ns = now;
+  if (o.verb == Verb::kWrite) return lat_write_step(s, t, o, now, false);
   drain_send_cq(s, t);
   if (t.failed) return;
-  const uint32_t last = t.size - 1;
-  if (o.verb == Verb::kWrite) {
-    const uint8_t m = s.recv_buf(0)[last];
-    if (m != 0 && m != t.echoed_mark) {
-      s.send_buf(0)[last] = m;
-      if (int rc = post_one(s, 0, o.verb, t.size, 0))
-        return t.fail("post_send: errno " + std::to_string(rc));
-      t.echoed_mark = m;
-    }
-  } else if (o.verb == Verb::kSend) {
+  if (o.verb == Verb::kSend) {
     int got = 0;
     repost_receives(s, t, got);
     for (int i = 0; i < got && !t.failed; ++i)

@@ -7,9 +7,12 @@
 // so remote addresses follow from the peer's MR base (perftest's key message vaddr/rkey).
 // The step functions are called once per poll iteration with the poll loop's `now` (ns) and
 // never block. Bandwidth (requester): up to tx_depth signaled WRs in flight per QP, each
-// completion time recorded. Latency ping-pong: WRITE polls the last byte of the receive
-// buffer (the server echoes each new mark), SEND waits for the receive completion, READ
-// times one READ (full round trip; WRITE/SEND samples are half the round trip).
+// completion time recorded. Latency ping-pong: WRITE as perftest's run_iter_lat_write (the
+// k-th WRITE of either side carries (uint8_t)k in the last byte; the server writes 1 at
+// once, then each side writes k after it saw the peer's k; a sample is the time from our
+// k to the peer's k+1, so -n n gives n-1 samples), SEND waits for the receive completion
+// (the client sends first, as perftest), READ times one READ (full round trip; WRITE/SEND
+// samples are half the round trip).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +33,10 @@ struct Side {
   nic::MrInfo mr, peer_mr;
   uint32_t pd = 0, send_cq = 0, recv_cq = 0;
   std::vector<uint32_t> qpns;
+  // The peer's buffer of QP q as its key message gave it (network mode: a real perftest
+  // peer's layout is its own). Empty: the peer's layout is ours (loopback) and WRITE/SEND
+  // go to its receive half, READ from its send half.
+  std::vector<uint64_t> peer_addr;
 
   /// Registers the region and creates the CQs and num_qps QPs (in RESET) on `h` (not owned).
   /// Throws std::runtime_error on failure.
@@ -41,9 +48,11 @@ struct Side {
   uint8_t* send_buf(uint32_t q) noexcept { return region.data() + uint64_t{2} * q * half; }
   uint8_t* recv_buf(uint32_t q) noexcept { return send_buf(q) + half; }
   uint64_t peer_send_addr(uint32_t q) const noexcept {
-    return peer_mr.addr + uint64_t{2} * q * half;
+    return peer_addr.empty() ? peer_mr.addr + uint64_t{2} * q * half : peer_addr[q];
   }
-  uint64_t peer_recv_addr(uint32_t q) const noexcept { return peer_send_addr(q) + half; }
+  uint64_t peer_recv_addr(uint32_t q) const noexcept {
+    return peer_addr.empty() ? peer_send_addr(q) + half : peer_addr[q];
+  }
 };
 
 /// The state of one test of one message size.
@@ -66,6 +75,11 @@ struct TestState {
   std::vector<double> samples_us;  // reserved up front
   // latency server
   uint8_t echoed_mark = 0;
+  // WRITE latency, both sides (perftest's run_iter_lat_write): marks posted and received;
+  // the k-th WRITE carries (uint8_t)k in its last byte
+  uint64_t marks_posted = 0, marks_seen = 0, marks_completed = 0;  // the client's
+  uint64_t srv_marks_posted = 0, srv_marks_seen = 0, srv_marks_completed = 0;  // the server's
+  bool srv_done = false;  // the server posted and saw every mark (loopback: same state)
 
   /// Resets for a test of `size_bytes` (num_qps QPs) and reserves the sample vectors.
   void reset(const PerftestOptions& o, uint32_t size_bytes, TimeNs duration);
@@ -86,9 +100,10 @@ int drain_send_cq(Side& s, TestState& t) noexcept;
 /// Latency client: sends the next ping when none is in flight, records the sample when the
 /// pong arrives; t.done after opt.iters exchanges (or the duration).
 void lat_client_step(Side& s, TestState& t, const PerftestOptions& o, TimeNs now) noexcept;
-/// Latency server: answers each ping (WRITE: echo the new mark; SEND: send back; READ:
-/// nothing, the responder answers).
-void lat_server_step(Side& s, TestState& t, const PerftestOptions& o) noexcept;
+/// Latency server: WRITE: perftest's ping-pong (writes mark 1 at once, then k+1 after the
+/// client's k; t.srv_done once all -n marks went both ways and ours completed); SEND: sends
+/// back each ping; READ: nothing, the responder answers.
+void lat_server_step(Side& s, TestState& t, const PerftestOptions& o, TimeNs now) noexcept;
 /// Fails t if nothing completed for 10 s.
 void check_progress(TestState& t, TimeNs now) noexcept;
 

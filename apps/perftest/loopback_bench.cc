@@ -89,7 +89,7 @@ void LoopbackBench::drive(TimeNs now) noexcept {
     if (side_done_[0] && (requesters == 1 || side_done_[1])) t.done = true;
   } else {
     lat_client_step(sides_[0], t, opt_, now);
-    if (!t.done) lat_server_step(sides_[1], t, opt_);
+    if (!t.done) lat_server_step(sides_[1], t, opt_, now);
   }
   check_progress(t, now);
   if (t.done) engine_->stop();

@@ -1,86 +1,23 @@
-// network_mode.cc — perftest server/client over a DPDK af_packet port (see network_mode.h).
+// network_mode.cc — perftest server/client over a DPDK af_packet port, speaking perftest
+// 4.5's side channel message for message (see network_mode.h).
 #include "apps/perftest/network_mode.h"
 
-#include <net/if.h>
-#include <netinet/in.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
+#include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <stdexcept>
 
-#include "apps/interop/dpdk_port.h"
-#include "apps/interop/endpoint.h"
-#include "apps/interop/side_channel.h"
-#include "fabric/eal.h"
+#include "apps/perftest/net_station.h"
+#include "apps/perftest/perftest_exchange.h"
 
 namespace rocemu::perftest {
 
 namespace {
 using interop::TcpChannel;
 
-constexpr char kVersion[] = "6.06";
-constexpr size_t kVersionBytes = 16;
-constexpr int kMsgTimeoutMs = 30000;
-
-/// The interface's MAC (/sys/class/net/<iface>/address). Throws if unreadable.
-MacAddr iface_mac(const std::string& iface) {
-  std::ifstream f("/sys/class/net/" + iface + "/address");
-  std::string s;
-  MacAddr mac{};
-  if (!(f >> s) || !interop::parse_mac(s, mac))
-    throw std::runtime_error("interface " + iface + ": no MAC address (does it exist?)");
-  return mac;
-}
-
-/// The interface's IPv4 address, host order (SIOCGIFADDR). Throws if it has none.
-uint32_t iface_ipv4(const std::string& iface) {
-  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  ifreq ifr{};
-  std::strncpy(ifr.ifr_name, iface.c_str(), IFNAMSIZ - 1);
-  const int rc = fd < 0 ? -1 : ::ioctl(fd, SIOCGIFADDR, &ifr);
-  if (fd >= 0) ::close(fd);
-  if (rc != 0) throw std::runtime_error("interface " + iface + ": no IPv4 address");
-  return ntohl(reinterpret_cast<const sockaddr_in*>(&ifr.ifr_addr)->sin_addr.s_addr);
-}
-
-/// The MAC of `ipv4` in the kernel's neighbour table on `iface`. Throws if absent.
-MacAddr neighbour_mac(uint32_t ipv4, const std::string& iface) {
-  std::ifstream f("/proc/net/arp");
-  std::string line;
-  std::getline(f, line);  // header
-  const std::string want = ipv4_to_string(ipv4);
-  while (std::getline(f, line)) {
-    std::istringstream in(line);
-    std::string ip, hw, flags, mac, mask, dev;
-    in >> ip >> hw >> flags >> mac >> mask >> dev;
-    MacAddr m{};
-    if (ip == want && dev == iface && flags != "0x0" && interop::parse_mac(mac, m)) return m;
-  }
-  throw std::runtime_error("no neighbour entry for " + want + " on " + iface +
-                           " (is the peer on this link?)");
-}
-
-interop::PerftestKey key_of(const Side& s, uint32_t q, uint32_t ipv4) {
-  interop::PerftestKey k;
-  k.out_reads = 16;
-  k.qpn = s.qpns[q];
-  k.psn = s.host->local_info(s.qpns[q]).psn;
-  k.rkey = s.mr.rkey;
-  k.vaddr = s.mr.addr + uint64_t{2} * q * s.half;
-  interop::ipv4_mapped_gid_bytes(ipv4, k.gid);
-  return k;
-}
-
-void send_key(TcpChannel& ch, const interop::PerftestKey& k) {
-  const std::string m = interop::format_perftest_key(k);
-  ch.send_all(m.data(), m.size(), kMsgTimeoutMs);
-}
+constexpr int kSetupTimeoutMs = 30000;
+constexpr char kDone[] = "done";  // sent with its NUL: 5 bytes
 
 interop::PerftestKey parse_key(const char* buf) {
   interop::PerftestKey k;
@@ -89,205 +26,316 @@ interop::PerftestKey parse_key(const char* buf) {
   return k;
 }
 
-/// One DPDK port with one RoceHost facing `peer`, and the side created on it.
-struct Station {
-  std::unique_ptr<interop::ExternalPort> port;
-  std::unique_ptr<nic::RoceHost> host;
-  std::unique_ptr<interop::Endpoint> ep;
-  Side side;
-  interop::EndpointAddress self;
+/// One perftest connection: the lock-step side channel and, once keys are known, the station.
+class Session {
+ public:
+  Session(const PerftestOptions& o, const ResultFn& on_result)
+      : o_(o), on_result_(on_result), client_(!o.server_name.empty()), sizes_(run_sizes(o)) {}
 
-  Station(const PerftestOptions& o, const interop::EndpointAddress& me,
-          const interop::EndpointAddress& peer, uint32_t half)
-      : self(me) {
-    const std::string dev = "net_af_packet0";
-    // fabric's EAL start (not interop's): the user's `-l`/`--lcores` after `--` replace its
-    // default `-l 0`, so two processes on one machine can poll different cores.
-    fabric::EalOptions eo;
-    eo.program = o.tool;
-    eo.user_args = {"--vdev=" + dev + ",iface=" + o.iface + ",framecnt=4096,qdisc_bypass=1",
-                    "--log-level", "lib.eal:error"};
-    eo.user_args.insert(eo.user_args.end(), o.eal_args.begin(), o.eal_args.end());
-    fabric::eal_start(eo);
-    port = std::make_unique<interop::ExternalPort>(dev, 8191, 1024);
-    const Topology topo = interop::two_host_topology(me, peer, 10'000'000'000ull);
-    nic::NicParams np;
-    np.mtu_bytes = o.mtu_bytes;
-    np.max_qps = o.num_qps + 1;
-    host = std::make_unique<nic::RoceHost>(np, topo, 0, port->pool(), me.ipv4);
-    ep = std::make_unique<interop::Endpoint>(*port, *host, me);
-    side.create(*host, o, half);
+  int run();
+
+ private:
+  PerftestOptions o_;  // the MTU may drop to the peer's
+  const ResultFn& on_result_;
+  const bool client_;
+  const std::vector<uint32_t> sizes_;
+  std::unique_ptr<TcpChannel> ch_;
+  std::unique_ptr<Station> st_;
+  interop::EndpointAddress me_, peer_;
+  TestState t_;
+  bool lat_serving_ = false;  // latency server: answer pings while waiting on the channel
+  bool count_rx_ = false;     // SEND receiver: record receive completions in t_
+
+  int wait_ms() const {
+    return client_ ? kSetupTimeoutMs * 2 + static_cast<int>(o_.duration_s) * 2000
+                   : static_cast<int>(o_.server_wait_s) * 1000;
   }
-  ~Station() {
-    ep.reset();
-    host.reset();  // frees its mbufs before the port's pool goes
-    port.reset();
+  void send(const void* p, size_t n) { ch_->send_all(p, n, kSetupTimeoutMs); }
+  void recv(void* p, size_t n, int timeout_ms);
+  /// Lock-step: the client sends first, the server reads first.
+  void exchange(const void* mine, void* theirs, size_t n, int timeout_ms = kSetupTimeoutMs) {
+    if (client_) send(mine, n);
+    recv(theirs, n, timeout_ms);
+    if (!client_) send(mine, n);
   }
-  void connect_all(const std::vector<interop::PerftestKey>& theirs, const PerftestOptions& o) {
-    side.peer_mr.rkey = theirs[0].rkey;
-    side.peer_mr.addr = theirs[0].vaddr;
-    for (uint32_t q = 0; q < o.num_qps; ++q) {
-      const auto ip = interop::ipv4_of_mapped_gid(theirs[q].gid);
-      if (!ip) throw std::runtime_error("peer's GID is not IPv4-mapped");
-      side.connect(q, nic::QpInfo{theirs[q].qpn, theirs[q].psn, *ip}, o);
-    }
+  /// perftest's xchg_bw_reports: five 8-byte fields, each one lock-step on its own (a real
+  /// perftest client waits for the server's field before it sends the next).
+  void exchange_report(const uint8_t* mine, uint8_t* theirs, int timeout_ms) {
+    for (size_t f = 0; f < kBwReportFields; ++f)
+      exchange(mine + f * kBwReportFieldBytes, theirs + f * kBwReportFieldBytes,
+               kBwReportFieldBytes, timeout_ms);
   }
+  /// perftest's ctx_hand_shake: key messages each way (ours of QP q).
+  void hand_shake(uint32_t q, int timeout_ms) {
+    const std::string mine = interop::format_perftest_key(st_->key(q));
+    char theirs[interop::kPerftestKeyBytes];
+    exchange(mine.data(), theirs, sizeof theirs, timeout_ms);
+    parse_key(theirs);
+  }
+  TimeNs service();
+  void setup();
+  void run_size(uint32_t size, BwRow& last_row);
+  void run_bw_requester();
+  void run_send_receiver();
+  void report_bw(uint32_t size, const BwRow& row);
+  void close();
 };
 
-int run_client(const PerftestOptions& o, const std::vector<uint32_t>& sizes,
-               const ResultFn& on_result) {
-  const auto server_ip = interop::parse_ipv4(o.server_name);
-  if (!server_ip) {
-    std::fprintf(stderr, "%s: server '%s' must be an IPv4 address\n", o.tool.c_str(),
-                 o.server_name.c_str());
-    return 2;
+void Session::recv(void* p, size_t n, int timeout_ms) {
+  if (!st_) return ch_->recv_exact(p, n, timeout_ms);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  size_t have = 0;
+  uint32_t spins = 0;
+  while (have < n) {
+    service();
+    if ((++spins & 63) != 0) continue;  // a syscall every 64 polls keeps the port served
+    have = ch_->recv_some(p, n, have);
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error("side channel: the peer sent " + std::to_string(have) + " of " +
+                               std::to_string(n) + " bytes within " +
+                               std::to_string(timeout_ms / 1000) + " s");
   }
-  std::unique_ptr<TcpChannel> ch;
-  try {
-    ch = std::make_unique<TcpChannel>(TcpChannel::connect_to(
-        o.server_name, o.tcp_port, static_cast<int>(o.connect_timeout_s) * 1000));
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: cannot reach server %s:%u within %u s (%s)\n", o.tool.c_str(),
-                 o.server_name.c_str(), o.tcp_port, o.connect_timeout_s, e.what());
-    return 1;
-  }
-  interop::EndpointAddress me, peer;
-  me.ipv4 = iface_ipv4(o.iface);
-  me.mac = iface_mac(o.iface);
-  peer.ipv4 = *server_ip;
-  char version[kVersionBytes] = {};
-  std::memcpy(version, kVersion, sizeof kVersion);
-  ch->send_all(version, kVersionBytes, kMsgTimeoutMs);
-  char reply[kVersionBytes];
-  ch->recv_exact(reply, kVersionBytes, kMsgTimeoutMs);
-  peer.mac = neighbour_mac(peer.ipv4, o.iface);
-  Station st(o, me, peer, std::max<uint32_t>(sizes.back(), 4096));
-  for (uint32_t q = 0; q < o.num_qps; ++q) send_key(*ch, key_of(st.side, q, me.ipv4));
-  std::vector<interop::PerftestKey> theirs;
-  char buf[interop::kPerftestKeyBytes];
-  for (uint32_t q = 0; q < o.num_qps; ++q) {
-    st.ep->recv_polling(*ch, buf, sizeof buf, kMsgTimeoutMs);
-    theirs.push_back(parse_key(buf));
-  }
-  st.connect_all(theirs, o);
-  const TimeNs duration_ns = static_cast<TimeNs>(o.duration_s) * kNsPerSec;
-  int rc = 0;
-  TestState t;
-  for (uint32_t size : sizes) {
-    send_key(*ch, key_of(st.side, 0, me.ipv4));  // barrier: the server is ready for `size`
-    st.ep->recv_polling(*ch, buf, sizeof buf, kMsgTimeoutMs);
-    t.reset(o, size, duration_ns);
-    std::memset(st.side.recv_buf(0), 0, st.side.half);
-    while (!t.done) {
-      const TimeNs now = st.ep->poll();
-      if (o.metric == Metric::kBandwidth) {
-        if (bw_requester_step(st.side, 0, t, o, now)) t.done = true;
-      } else {
-        lat_client_step(st.side, t, o, now);
-      }
-      check_progress(t, now);
-    }
-    if (o.metric == Metric::kBandwidth) {
-      BwResult r;
-      r.ok = !t.failed;
-      r.error = t.error;
-      r.messages = t.messages;
-      r.row = bw_summary(t, o);
-      on_result(size, &r, nullptr);
-    } else {
-      LatResult r;
-      r.ok = !t.failed;
-      r.error = t.error;
-      r.iters = t.exchanges;
-      r.stats = latency_stats(t.samples_us);
-      on_result(size, nullptr, &r);
-    }
-    if (t.failed) {
-      rc = 1;
-      break;
-    }
-  }
-  ch->send_all("done", 5, kMsgTimeoutMs);
-  st.ep->recv_polling(*ch, buf, 5, kMsgTimeoutMs);
-  return rc;
 }
 
-int run_server(const PerftestOptions& o, const std::vector<uint32_t>& sizes) {
-  std::printf(" Waiting for client to connect on TCP port %u (%s) ...\n", o.tcp_port,
-              o.iface.c_str());
-  std::fflush(stdout);
-  TcpChannel ch =
-      TcpChannel::accept_one("0.0.0.0", o.tcp_port, static_cast<int>(o.server_wait_s) * 1000);
-  char version[kVersionBytes];
-  ch.recv_exact(version, kVersionBytes, kMsgTimeoutMs);
-  char mine[kVersionBytes] = {};
-  std::memcpy(mine, kVersion, sizeof kVersion);
-  ch.send_all(mine, kVersionBytes, kMsgTimeoutMs);
+/// One poll of the port plus what this side owes its peer meanwhile: reposting receives
+/// (SEND), answering pings (latency server). Returns the poll's `now`.
+TimeNs Session::service() {
+  const TimeNs now = st_->ep->poll();
+  if (lat_serving_) {
+    if (!t_.failed) lat_server_step(st_->side, t_, o_, now);
+  } else if (o_.verb == Verb::kSend && o_.metric == Metric::kBandwidth) {
+    int got = 0;
+    repost_receives(st_->side, t_, got);
+    if (count_rx_ && got > 0) {
+      if (t_.first_post_ns == kNever) t_.first_post_ns = now;
+      t_.messages += static_cast<uint64_t>(got);
+      for (int i = 0; i < got && t_.completion_ns.size() < t_.completion_ns.capacity(); ++i)
+        t_.completion_ns.push_back(now);
+      t_.last_completion_ns = t_.last_progress_ns = now;
+    }
+  }
+  return now;
+}
+
+void Session::setup() {
+  if (client_) {
+    const auto ip = interop::parse_ipv4(o_.server_name);
+    if (!ip) throw std::invalid_argument("server '" + o_.server_name + "' must be an IPv4 address");
+    peer_.ipv4 = *ip;
+    try {
+      ch_ = std::make_unique<TcpChannel>(TcpChannel::connect_to(
+          o_.server_name, o_.tcp_port, static_cast<int>(o_.connect_timeout_s) * 1000));
+    } catch (const std::exception& e) {
+      throw std::runtime_error("cannot reach server " + o_.server_name + ":" +
+                               std::to_string(o_.tcp_port) + " within " +
+                               std::to_string(o_.connect_timeout_s) + " s (" + e.what() + ")");
+    }
+  } else {
+    std::printf(" Waiting for client to connect on TCP port %u (%s) ...\n", o_.tcp_port,
+                o_.iface.c_str());
+    std::fflush(stdout);
+    ch_ = std::make_unique<TcpChannel>(TcpChannel::accept_one(
+        "0.0.0.0", o_.tcp_port, static_cast<int>(o_.server_wait_s) * 1000));
+  }
+  me_ = local_address(o_);
+  // exchange_versions, check_sys_data (page size, cache line), check_mtu.
+  const auto version = version_message();
+  char their_version[kVersionMsgBytes];
+  exchange(version.data(), their_version, sizeof their_version);
+  uint8_t sys[kSysDataMsgBytes];
+  exchange(be32_message(kPageSizeBytes).data(), sys, sizeof sys);
+  exchange(be32_message(kCacheLineBytes).data(), sys, sizeof sys);
+  char their_mtu[kMtuMsgBytes];
+  exchange(mtu_message(o_.mtu_bytes).data(), their_mtu, sizeof their_mtu);
+  const uint32_t peer_mtu = mtu_from_message(their_mtu);
+  if (peer_mtu == 0) throw std::runtime_error("side channel: malformed MTU message");
+  if (peer_mtu < o_.mtu_bytes) {
+    std::printf(" Peer's MTU is %u: using it\n", peer_mtu);
+    o_.mtu_bytes = peer_mtu;
+  }
+  // One key per QP each way; the server learns the client's address from the first.
+  const uint32_t half = std::max<uint32_t>(sizes_.back(), 4096);
   std::vector<interop::PerftestKey> theirs;
   char buf[interop::kPerftestKeyBytes];
-  for (uint32_t q = 0; q < o.num_qps; ++q) {
-    ch.recv_exact(buf, sizeof buf, kMsgTimeoutMs);
+  for (uint32_t q = 0; q < o_.num_qps; ++q) {
+    if (client_ && !st_) {
+      peer_.mac = neighbour_mac(peer_.ipv4, o_.iface);
+      st_ = std::make_unique<Station>(o_, me_, peer_, half);
+    }
+    if (client_) send(interop::format_perftest_key(st_->key(q)).data(), sizeof buf);
+    recv(buf, sizeof buf, kSetupTimeoutMs);
     theirs.push_back(parse_key(buf));
+    if (!client_ && !st_) {
+      const auto ip = interop::ipv4_of_mapped_gid(theirs[0].gid);
+      if (!ip) throw std::runtime_error("client's GID is not IPv4-mapped (perftest: use -x 1)");
+      peer_.ipv4 = *ip;
+      peer_.mac = neighbour_mac(peer_.ipv4, o_.iface);
+      st_ = std::make_unique<Station>(o_, me_, peer_, half);
+    }
+    if (!client_) send(interop::format_perftest_key(st_->key(q)).data(), sizeof buf);
   }
-  const auto client_ip = interop::ipv4_of_mapped_gid(theirs[0].gid);
-  if (!client_ip) throw std::runtime_error("client's GID is not IPv4-mapped");
-  interop::EndpointAddress me, peer;
-  me.ipv4 = iface_ipv4(o.iface);
-  me.mac = iface_mac(o.iface);
-  peer.ipv4 = *client_ip;
-  peer.mac = neighbour_mac(peer.ipv4, o.iface);
-  Station st(o, me, peer, std::max<uint32_t>(sizes.back(), 4096));
-  st.connect_all(theirs, o);
-  for (uint32_t q = 0; q < o.num_qps; ++q) send_key(ch, key_of(st.side, q, me.ipv4));
-  // Serve until "done": barriers move to the next size.
-  TestState t;
-  size_t next_size = 0, have = 0, want = 5;
-  uint32_t spins = 0;
-  TimeNs last_msg_ns = st.ep->poll();
-  const TimeNs idle_limit_ns = static_cast<TimeNs>(o.server_wait_s) * kNsPerSec;
-  while (true) {
-    const TimeNs now = st.ep->poll();
-    if (next_size > 0 && !t.failed) {
-      if (o.metric == Metric::kLatency) {
-        lat_server_step(st.side, t, o);
-      } else if (o.verb == Verb::kSend) {
-        int got = 0;
-        repost_receives(st.side, t, got);
-      }
-      if (t.failed) std::fprintf(stderr, "%s: server: %s\n", o.tool.c_str(), t.error.c_str());
-    }
-    if ((++spins & 63) != 0) continue;
-    have = ch.recv_some(buf, want, have);
-    if (have < want) {
-      if (now - last_msg_ns > idle_limit_ns) throw std::runtime_error("client went silent");
-      continue;
-    }
-    last_msg_ns = now;
-    if (want == 5 && std::memcmp(buf, "done", 5) == 0) {
-      ch.send_all("done", 5, kMsgTimeoutMs);
+  st_->connect_all(theirs, o_);
+  hand_shake(0, kSetupTimeoutMs);  // after RTR
+  for (uint32_t q = 0; q < o_.num_qps; ++q) hand_shake(q, kSetupTimeoutMs);
+}
+
+void Session::run_bw_requester() {
+  while (!t_.done) {
+    const TimeNs now = service();
+    if (bw_requester_step(st_->side, 0, t_, o_, now)) t_.done = true;
+    check_progress(t_, now);
+  }
+}
+
+void Session::run_send_receiver() {
+  const uint64_t want = o_.iters * o_.num_qps;
+  count_rx_ = true;
+  while (!t_.failed) {
+    const TimeNs now = service();
+    if (t_.start_ns < 0) t_.start_ns = t_.last_progress_ns = now;
+    if (t_.duration_ns == 0 ? t_.messages >= want
+                            : t_.first_post_ns != kNever && now >= t_.first_post_ns + t_.duration_ns)
       break;
-    }
-    if (want == 5) {  // a barrier key: read the rest
-      want = sizeof buf;
-      continue;
-    }
-    parse_key(buf);
-    if (next_size >= sizes.size()) throw std::runtime_error("client asked for more sizes");
-    t.reset(o, sizes[next_size++], 0);
-    std::memset(st.side.recv_buf(0), 0, st.side.half);
-    send_key(ch, key_of(st.side, 0, me.ipv4));
-    have = 0;
-    want = 5;
+    check_progress(t_, now);
   }
-  std::printf(" Served %zu message size(s) to %s\n", next_size, ipv4_to_string(peer.ipv4).c_str());
-  return t.failed ? 1 : 0;
+  count_rx_ = false;
+  t_.done = true;
+}
+
+void Session::report_bw(uint32_t size, const BwRow& row) {
+  BwResult r;
+  r.ok = !t_.failed;
+  r.error = t_.error;
+  r.messages = t_.messages;
+  r.row = row;
+  on_result_(size, &r, nullptr);
+}
+
+void Session::run_size(uint32_t size, BwRow& last_row) {
+  const TimeNs duration_ns = static_cast<TimeNs>(o_.duration_s) * kNsPerSec;
+  if (o_.metric == Metric::kLatency && !client_) {
+    // The client's sync for this size arrives once it is done with the previous one: keep
+    // answering its pings until then, and reset only before answering the sync.
+    char theirs[interop::kPerftestKeyBytes];
+    recv(theirs, sizeof theirs, wait_ms());
+    parse_key(theirs);
+    lat_serving_ = false;
+    t_.reset(o_, size, duration_ns);
+    std::memset(st_->side.recv_buf(0), 0, st_->side.half);
+    send(interop::format_perftest_key(st_->key(0)).data(), sizeof theirs);
+    if (o_.verb != Verb::kWrite || duration_ns != 0) {
+      lat_serving_ = true;  // answer while waiting for the next message
+      return;
+    }
+    // WRITE -n: perftest's ping-pong has no message after the last size; play it out here.
+    while (!t_.srv_done && !t_.failed) {
+      const TimeNs now = st_->ep->poll();
+      lat_server_step(st_->side, t_, o_, now);
+      check_progress(t_, now);
+    }
+    return;
+  }
+  t_.reset(o_, size, duration_ns);
+  std::memset(st_->side.recv_buf(0), 0, st_->side.half);
+  if (o_.metric == Metric::kLatency) {
+    hand_shake(0, wait_ms());
+    while (!t_.done) {
+      const TimeNs now = st_->ep->poll();
+      lat_client_step(st_->side, t_, o_, now);
+      check_progress(t_, now);
+    }
+    LatResult r;
+    r.ok = !t_.failed;
+    r.error = t_.error;
+    r.iters = t_.exchanges;
+    r.stats = latency_stats(t_.samples_us);
+    on_result_(size, nullptr, &r);
+    return;
+  }
+  // Bandwidth. perftest syncs before each size with -b and for SEND (the receiver's queue
+  // is full); half-duplex WRITE/READ clients run all sizes back to back.
+  if (o_.bidirectional || o_.verb == Verb::kSend) hand_shake(0, wait_ms());
+  if (o_.bidirectional) {
+    run_bw_requester();
+    if (t_.failed) return report_bw(size, {});
+    if (o_.all_sizes) hand_shake(0, wait_ms());  // perftest >= 4.6 (our version is 6.06)
+    const BwRow mine = bw_summary(t_, o_);
+    const auto msg = bw_report_message(mine, o_.report_gbits);
+    uint8_t theirs[kBwReportFields * kBwReportFieldBytes];
+    exchange_report(msg.data(), theirs, wait_ms());
+    last_row = sum_rows(mine, bw_row_from_report(theirs, o_.report_gbits));
+    return report_bw(size, last_row);
+  }
+  if (client_) {
+    run_bw_requester();
+  } else {
+    run_send_receiver();  // only SEND servers get here
+  }
+  last_row = t_.failed ? BwRow{} : bw_summary(t_, o_);
+  report_bw(size, last_row);
+}
+
+void Session::close() {
+  hand_shake(0, wait_ms());
+  send(kDone, sizeof kDone);
+  // perftest writes its "done" and closes; read it if it comes, but the test is over.
+  try {
+    char buf[sizeof kDone];
+    recv(buf, sizeof buf, 2000);
+  } catch (const std::exception&) {
+  }
+}
+
+int Session::run() {
+  setup();
+  BwRow last_row;
+  const bool half_duplex_rdma =
+      o_.metric == Metric::kBandwidth && !o_.bidirectional && o_.verb != Verb::kSend;
+  if (half_duplex_rdma && !client_) {
+    // perftest's WRITE/READ server does nothing but wait for the client's report of its last
+    // size, and prints that as its table.
+    hand_shake(0, wait_ms());
+    uint8_t theirs[kBwReportFields * kBwReportFieldBytes];
+    exchange_report(bw_report_message(BwRow{}, o_.report_gbits).data(), theirs, kSetupTimeoutMs);
+    last_row = bw_row_from_report(theirs, o_.report_gbits);
+    t_.reset(o_, static_cast<uint32_t>(last_row.size_bytes), 0);
+    t_.messages = last_row.iters;
+    report_bw(static_cast<uint32_t>(last_row.size_bytes), last_row);
+    close();
+    return 0;
+  }
+  for (uint32_t size : sizes_) {
+    run_size(size, last_row);
+    if (t_.failed) {  // perftest exits without closing; the peer sees EOF
+      if (!client_) std::fprintf(stderr, "%s: %s\n", o_.tool.c_str(), t_.error.c_str());
+      std::fprintf(stderr, "%s", st_->ep->counters_report().c_str());
+      return 1;
+    }
+  }
+  if (half_duplex_rdma) {
+    hand_shake(0, wait_ms());
+    uint8_t theirs[kBwReportFields * kBwReportFieldBytes];
+    exchange_report(bw_report_message(last_row, o_.report_gbits).data(), theirs, wait_ms());
+  }
+  // perftest's ib_write_lat ends without a closing handshake or "done": both just exit. With
+  // -D rocemu keeps the close, so neither side leaves while the other still writes.
+  if (!(o_.metric == Metric::kLatency && o_.verb == Verb::kWrite && o_.duration_s == 0)) close();
+  lat_serving_ = false;
+  if (t_.failed) std::fprintf(stderr, "%s: %s\n", o_.tool.c_str(), t_.error.c_str());
+  if (!client_ && o_.metric == Metric::kLatency)
+    std::printf(" Served %zu message size(s) to %s\n", sizes_.size(),
+                ipv4_to_string(peer_.ipv4).c_str());
+  return t_.failed ? 1 : 0;
 }
 }  // namespace
 
 int run_network(const PerftestOptions& opt, const ResultFn& on_result) {
-  const std::vector<uint32_t> sizes = run_sizes(opt);
   try {
-    return opt.server_name.empty() ? run_server(opt, sizes) : run_client(opt, sizes, on_result);
+    Session s(opt, on_result);
+    return s.run();
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "%s: %s\n", opt.tool.c_str(), e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", opt.tool.c_str(), e.what());
     return 1;

@@ -1,6 +1,7 @@
 // perftest_options.cc — perftest's flags parsed into PerftestOptions (see the header).
 #include "apps/perftest/perftest_options.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 
@@ -58,6 +59,7 @@ std::string perftest_usage(const std::string& tool) {
          "  -t, --tx-depth=<dep>       send queue depth (default 128 bw, 1 lat)\n"
          "  -r, --rx-depth=<dep>       receive queue depth (default 512)\n"
          "  -p, --port=<port>          TCP port of the side channel (default 18515)\n"
+         "  -u, --qp-timeout=<t>       ACK timeout 4.096 us * 2^t (default 14)\n"
          "  -b, --bidirectional        both sides send (bandwidth tests)\n"
          "  -F, --CPU-freq             do not warn about CPU frequency (accepted, no effect)\n"
          "  -x, --gid-index=<index>    GID index (accepted; rocemu uses the IPv4-mapped GID)\n"
@@ -69,6 +71,7 @@ std::string perftest_usage(const std::string& tool) {
          "  -d, --ib-dev=<iface>       network mode: kernel interface of the af_packet port\n"
          "      --connect_timeout=<s>  client: wait this long for the server (default 10)\n"
          "      --server_wait=<s>      server: wait this long for a client (default 3600)\n"
+         "      --roce_ip=<a.b.c.d>    network mode: our RoCE address (default: the interface's)\n"
          "  -h, --help                 this text\n";
 }
 
@@ -104,7 +107,8 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
       {"-x", 'x'},           {"--gid-index", 'x'},
       {"--link_gbps", 'L'},  {"-d", 'd'},
       {"--ib-dev", 'd'},     {"--connect_timeout", 'c'},
-      {"--server_wait", 'w'}};
+      {"--server_wait", 'w'}, {"--roce_ip", 'R'},
+      {"-u", 'u'},           {"--qp-timeout", 'u'}};
   static const std::map<std::string, char> switches = {{"-a", 'a'},
                                                        {"--all", 'a'},
                                                        {"-b", 'b'},
@@ -226,6 +230,19 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
             return bad("--server_wait=" + value + ": 1..86400 s");
           o.server_wait_s = static_cast<uint32_t>(n);
           break;
+        case 'u':
+          if (!parse_uint(value, 0, 31, n)) return bad("-u=" + value + ": 0..31");
+          o.qp_timeout = static_cast<int>(n);
+          break;
+        case 'R': {
+          unsigned a[4];
+          char tail = 0;
+          if (std::sscanf(value.c_str(), "%u.%u.%u.%u%c", &a[0], &a[1], &a[2], &a[3], &tail) != 4 ||
+              a[0] > 255 || a[1] > 255 || a[2] > 255 || a[3] > 255)
+            return bad("--roce_ip=" + value + ": an IPv4 address");
+          o.roce_ip = value;
+          break;
+        }
         case 'L': {
           char* end = nullptr;
           const double g = std::strtod(value.c_str(), &end);
@@ -250,8 +267,7 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
   if (o.loopback && !o.server_name.empty()) return bad("--loopback takes no server name");
   if (!o.loopback && o.iface.empty())
     return bad("give --loopback, or -d <interface> for a server or client on a DPDK port");
-  if (!o.loopback && o.bidirectional) return bad("-b needs --loopback (not in network mode yet)");
-  if (!o.loopback && o.mtu_bytes > 1024) return bad("-m above 1024 needs --loopback");
+  if (o.loopback && !o.roce_ip.empty()) return bad("--roce_ip is for network mode (-d)");
   if (lat && o.tx_depth != 1) o.tx_depth = 1;  // ping-pong: one message in flight
   return out;
 }

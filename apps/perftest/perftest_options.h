@@ -3,11 +3,11 @@
 //
 // Flags follow perftest 4.5 (linux-rdma/perftest, src/perftest_parameters.c): -s size, -n
 // iterations, -D duration, -a all sizes (2^1..2^23), -q QPs, -m MTU, -t tx depth, -r rx depth,
-// -p TCP port (18515), -b bidirectional, -F (ignore CPU frequency warnings), -x GID index,
+// -p TCP port (18515), -u ACK timeout exponent, -b bidirectional, -F (ignore CPU frequency warnings), -x GID index,
 // --report_gbits, --run_infinitely, --out_json[=FILE]; rocemu adds --loopback (server and
 // client endpoints in one process over a net_ring wire), --link_gbps, -d <iface> (the kernel
-// interface a server or client runs its af_packet port on), --connect_timeout, --server_wait. EAL
-// arguments follow
+// interface a server or client runs its af_packet port on), --roce_ip (the RoCE address when
+// the interface has none of its own), --connect_timeout, --server_wait. EAL arguments follow
 // `--`. Defaults as perftest: -s 65536 for bandwidth, 2 for latency; -n 5000 for bandwidth,
 // 1000 for latency; -t 128 (bw) / 1 (lat); -r 512. Pure: no EAL, no I/O.
 #pragma once
@@ -34,6 +34,7 @@ struct PerftestOptions {
   uint32_t tx_depth = 128;
   uint32_t rx_depth = 512;
   uint16_t tcp_port = 18515;
+  int qp_timeout = -1;  // -u: local ACK timeout exponent (4.096 us x 2^t); -1: the NIC's (14)
   bool bidirectional = false;
   bool ignore_cpu_freq = false;  // -F: accepted (rocemu reads the TSC, never CPU frequency)
   int gid_index = -1;
@@ -44,6 +45,7 @@ struct PerftestOptions {
   double link_gbps = 100.0;  // --link_gbps: the emulated wire of the loopback pair
   std::string server_name;   // client mode when set
   std::string iface;         // -d: kernel interface of the DPDK af_packet port (network mode)
+  std::string roce_ip;  // --roce_ip: our RoCE address (default: the -d interface's IPv4)
   uint32_t connect_timeout_s = 10;  // --connect_timeout: client's wait for the server
   uint32_t server_wait_s = 3600;    // --server_wait: server's wait for a client
   std::vector<std::string> eal_args;

@@ -1,5 +1,19 @@
 # Guest: perftest's ib_write_bw then ib_read_bw (100 messages of 64 KiB, 6400 packets each)
-# as clients of rocemu-interop perftest-server; GID index 1 (IPv4-mapped). Each must exit 0
-# (perftest fails on any error completion or side-channel mismatch).
-timeout 90 ib_write_bw -d rxe0 -x 1 -s 65536 -n 100 -F --report_gbits 10.77.0.1 || exit 11
-timeout 90 ib_read_bw -d rxe0 -x 1 -s 65536 -n 100 -F --report_gbits 10.77.0.1 || exit 12
+# as clients of rocemu-interop perftest-server; then ib_send_bw, ib_write_bw and ib_read_bw as
+# clients of rocemu_send_bw / rocemu_write_bw / rocemu_read_bw -d, the user-facing tools as
+# servers (TCP 18516..18518). host_perftest_servers.sh starts each server when the previous
+# one has finished: the pauses let it listen first (perftest's client does not retry). Last
+# ib_write_lat -s 64 -n 100 against rocemu_write_lat -d as server (TCP 18519).
+# GID index 1 (IPv4-mapped). Each must exit 0 (perftest fails on any error completion or
+# side-channel mismatch).
+opts="-d rxe0 -x 1 -s 65536 -n 100 -F --report_gbits"
+timeout 90 ib_write_bw $opts 10.77.0.1 || exit 11
+timeout 90 ib_read_bw $opts 10.77.0.1 || exit 12
+sleep 3
+timeout 60 ib_send_bw $opts -p 18516 10.77.0.1 || exit 13
+sleep 3
+timeout 60 ib_write_bw $opts -p 18517 10.77.0.1 || exit 14
+sleep 3
+timeout 60 ib_read_bw $opts -p 18518 10.77.0.1 || exit 15
+sleep 3
+timeout 60 ib_write_lat -d rxe0 -x 1 -s 64 -n 100 -F -p 18519 10.77.0.1 || exit 16

@@ -95,8 +95,19 @@ TEST(PerftestOptions, NetworkModeNeedsAnInterfaceAndTakesAServerName) {
   EXPECT_TRUE(s.opt.server_name.empty());
   EXPECT_EQ(s.opt.server_wait_s, 60u);
   EXPECT_EQ(parse("rocemu_write_bw", {"10.0.0.2"}).exit_code, 2);  // no -d, no --loopback
-  EXPECT_EQ(parse("rocemu_write_bw", {"-d", "x", "-b"}).exit_code, 2);
-  EXPECT_EQ(parse("rocemu_write_bw", {"-d", "x", "-m", "4096"}).exit_code, 2);
+  // -b and MTUs above 1024 work in network mode too; --roce_ip is network mode's only.
+  const auto b = parse("rocemu_send_bw", {"-d", "x", "-b", "-m", "4096", "--roce_ip=10.77.0.2"});
+  ASSERT_EQ(b.exit_code, -1) << b.message;
+  EXPECT_TRUE(b.opt.bidirectional);
+  EXPECT_EQ(b.opt.mtu_bytes, 4096u);
+  EXPECT_EQ(b.opt.roce_ip, "10.77.0.2");
+  EXPECT_EQ(parse("rocemu_write_bw", {"-d", "x", "--roce_ip", "10.0.0.256"}).exit_code, 2);
+  EXPECT_EQ(parse("rocemu_write_bw", {"-d", "x", "--roce_ip", "10.0.0"}).exit_code, 2);
+  EXPECT_EQ(parse("rocemu_write_bw", {"--loopback", "--roce_ip", "10.0.0.1"}).exit_code, 2);
+  // -u: perftest's QP (ACK) timeout exponent.
+  EXPECT_EQ(parse("rocemu_write_bw", {"--loopback", "-u", "18"}).opt.qp_timeout, 18);
+  EXPECT_EQ(parse("rocemu_write_bw", {"--loopback"}).opt.qp_timeout, -1);
+  EXPECT_EQ(parse("rocemu_write_bw", {"--loopback", "--qp-timeout=32"}).exit_code, 2);
 }
 
 TEST(PerftestOptions, UnknownFlagExitsTwoWithUsage) {

@@ -1,0 +1,148 @@
+// net_station.cc — the network mode's DPDK port and RoceHost (see net_station.h).
+#include "apps/perftest/net_station.h"
+
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "fabric/eal.h"
+
+namespace rocemu::perftest {
+
+namespace {
+constexpr uint16_t kBigMbufDataBytes = 8192 + 128;  // af_packet framesz 8192 + headroom
+}  // namespace
+
+MacAddr iface_mac(const std::string& iface) {
+  std::ifstream f("/sys/class/net/" + iface + "/address");
+  std::string s;
+  MacAddr mac{};
+  if (!(f >> s) || !interop::parse_mac(s, mac))
+    throw std::runtime_error("interface " + iface + ": no MAC address (does it exist?)");
+  return mac;
+}
+
+uint32_t iface_ipv4(const std::string& iface) {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ifreq ifr{};
+  std::strncpy(ifr.ifr_name, iface.c_str(), IFNAMSIZ - 1);
+  const int rc = fd < 0 ? -1 : ::ioctl(fd, SIOCGIFADDR, &ifr);
+  if (fd >= 0) ::close(fd);
+  if (rc != 0)
+    throw std::runtime_error("interface " + iface + ": no IPv4 address (give --roce_ip)");
+  return ntohl(reinterpret_cast<const sockaddr_in*>(&ifr.ifr_addr)->sin_addr.s_addr);
+}
+
+uint32_t iface_mtu(const std::string& iface) {
+  std::ifstream f("/sys/class/net/" + iface + "/mtu");
+  uint32_t mtu = 0;
+  if (!(f >> mtu)) throw std::runtime_error("interface " + iface + ": cannot read its MTU");
+  return mtu;
+}
+
+MacAddr neighbour_mac(uint32_t ipv4, const std::string& iface) {
+  std::ifstream f("/proc/net/arp");
+  std::string line;
+  std::getline(f, line);  // header
+  const std::string want = ipv4_to_string(ipv4);
+  bool found_elsewhere = false;
+  MacAddr elsewhere{};
+  while (std::getline(f, line)) {
+    std::istringstream in(line);
+    std::string ip, hw, flags, mac, mask, dev;
+    in >> ip >> hw >> flags >> mac >> mask >> dev;
+    MacAddr m{};
+    if (ip != want || flags == "0x0" || !interop::parse_mac(mac, m)) continue;
+    if (dev == iface) return m;
+    if (!found_elsewhere) {
+      found_elsewhere = true;
+      elsewhere = m;
+    }
+  }
+  if (found_elsewhere) return elsewhere;
+  throw std::runtime_error("no neighbour entry for " + want + " on " + iface +
+                           " (is the peer on this link?)");
+}
+
+interop::EndpointAddress local_address(const PerftestOptions& o) {
+  interop::EndpointAddress me;
+  me.mac = iface_mac(o.iface);
+  if (o.roce_ip.empty()) {
+    me.ipv4 = iface_ipv4(o.iface);
+  } else if (auto ip = interop::parse_ipv4(o.roce_ip)) {
+    me.ipv4 = *ip;
+  } else {
+    throw std::runtime_error("--roce_ip " + o.roce_ip + " is not an IPv4 address");
+  }
+  return me;
+}
+
+Station::Station(const PerftestOptions& o, const interop::EndpointAddress& me,
+                 const interop::EndpointAddress& peer, uint32_t half)
+    : self(me) {
+  const bool big = o.mtu_bytes > 1024;
+  if (const uint32_t need = o.mtu_bytes + kIfaceMtuOverheadBytes; iface_mtu(o.iface) < need)
+    throw std::runtime_error("interface " + o.iface + " has MTU " +
+                             std::to_string(iface_mtu(o.iface)) + ", IB MTU " +
+                             std::to_string(o.mtu_bytes) + " needs at least " +
+                             std::to_string(need) + " (ip link set " + o.iface + " mtu 9000)");
+  const std::string dev = "net_af_packet0";
+  // fabric's EAL start (not interop's): the user's `-l`/`--lcores` after `--` replace its
+  // default `-l 0`, so two processes on one machine can poll different cores.
+  fabric::EalOptions eo;
+  eo.program = o.tool;
+  eo.user_args = {"--vdev=" + dev + ",iface=" + o.iface + ",qdisc_bypass=1" +
+                      (big ? ",framecnt=2048,framesz=8192,blocksz=8192" : ",framecnt=4096"),
+                  "--log-level", "lib.eal:error"};
+  eo.user_args.insert(eo.user_args.end(), o.eal_args.begin(), o.eal_args.end());
+  fabric::eal_start(eo);
+  port = std::make_unique<interop::ExternalPort>(
+      dev, big ? 4095 : 8191, 1024,
+      big ? kBigMbufDataBytes : interop::ExternalPort::kDefaultMbufDataBytes);
+  const Topology topo = interop::two_host_topology(me, peer, 10'000'000'000ull);
+  nic::NicParams np;
+  np.mtu_bytes = o.mtu_bytes;
+  np.max_qps = o.num_qps + 1;
+  host = std::make_unique<nic::RoceHost>(np, topo, 0, port->pool(), me.ipv4);
+  ep = std::make_unique<interop::Endpoint>(*port, *host, me);
+  side.create(*host, o, half);
+}
+
+Station::~Station() {
+  ep.reset();
+  host.reset();  // frees its mbufs before the port's pool goes
+  port.reset();
+}
+
+interop::PerftestKey Station::key(uint32_t q) const {
+  interop::PerftestKey k;
+  k.out_reads = 16;  // nic::ConnectOptions::max_rd_atomic
+  k.qpn = side.qpns[q];
+  k.psn = side.host->local_info(side.qpns[q]).psn;
+  k.rkey = side.mr.rkey;
+  k.vaddr = side.mr.addr + uint64_t{2} * q * side.half + side.half;
+  interop::ipv4_mapped_gid_bytes(self.ipv4, k.gid);
+  return k;
+}
+
+void Station::connect_all(const std::vector<interop::PerftestKey>& theirs,
+                          const PerftestOptions& o) {
+  side.peer_mr.rkey = theirs[0].rkey;
+  side.peer_mr.addr = theirs[0].vaddr;
+  side.peer_addr.clear();
+  for (uint32_t q = 0; q < o.num_qps; ++q) {
+    const auto ip = interop::ipv4_of_mapped_gid(theirs[q].gid);
+    if (!ip) throw std::runtime_error("peer's GID is not IPv4-mapped (perftest: use -x 1)");
+    side.peer_addr.push_back(theirs[q].vaddr);
+    side.connect(q, nic::QpInfo{theirs[q].qpn, theirs[q].psn, *ip}, o);
+  }
+}
+
+}  // namespace rocemu::perftest

@@ -1,0 +1,15 @@
+# Guest: real perftest servers, one after another on TCP 18515, for rocemu's clients on the
+# host (host_perftest_clients.sh): ib_write_bw, ib_read_bw, ib_send_bw, then the same three
+# with -b (both sides send at once and both print the sum of the two directions); each 100
+# messages of 64 KiB, GID index 1 (IPv4-mapped). Each must exit 0; they print their own
+# tables (the WRITE/READ servers print the rocemu client's reported row, the SEND server its
+# own, -b the sum); last ib_write_lat -s 64 -n 100 as server (perftest's WRITE ping-pong: the
+# server writes first; no closing messages).
+opts="-d rxe0 -x 1 -s 65536 -n 100 -F --report_gbits"
+timeout 100 ib_write_bw $opts || exit 21
+timeout 60 ib_read_bw $opts || exit 22
+timeout 60 ib_send_bw $opts || exit 23
+timeout 60 ib_write_bw $opts -b || exit 24
+timeout 60 ib_read_bw $opts -b || exit 25
+timeout 60 ib_send_bw $opts -b || exit 26
+timeout 60 ib_write_lat -d rxe0 -x 1 -s 64 -n 100 -F || exit 27

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# host_perftest_servers.sh ROCEMU_INTEROP TOOL_DIR CHECK_PY — the host side of
+# guest_perftest.sh, run by run_guest.sh in the interop namespace: rocemu-interop
+# perftest-server serves the guest's ib_write_bw and ib_read_bw, then rocemu_send_bw,
+# rocemu_write_bw and rocemu_read_bw -d serve the guest's ib_send_bw, ib_write_bw and
+# ib_read_bw (RoCE address ROCEMU_ENDPOINT_IP on the DPDK veth, TCP 18516..18518 on the
+# bridge). Each tool's table (SEND: what it received; WRITE/READ: the client's report, as
+# perftest's server prints it) is checked by check_perftest_output.py. Last rocemu_write_lat
+# -d serves the guest's ib_write_lat (TCP 18519; a rocemu latency server prints no table:
+# its exit status is the check).
+set -euo pipefail
+interop="$1" dir="$2" check="$3"
+"$interop" perftest-server --iters 2 --timeout-s 150
+port=18516
+for verb in send write read; do
+  /usr/bin/python3 "$check" bw-gbits "$dir/rocemu_${verb}_bw" -d "$ROCEMU_IFACE" \
+    --roce_ip "$ROCEMU_ENDPOINT_IP" -p "$port" -s 65536 -n 100 --report_gbits --server_wait 60
+  port=$((port + 1))
+done
+"$dir/rocemu_write_lat" -d "$ROCEMU_IFACE" --roce_ip "$ROCEMU_ENDPOINT_IP" -p 18519 -s 64 -n 100 \
+  --server_wait 60
