@@ -40,13 +40,14 @@ struct SwitchCli {
   std::optional<std::string> ports;
   std::optional<uint64_t> seed;
   double duration_s = 0;
+  std::optional<uint32_t> idle_sleep_us;
   std::vector<std::string> eal_args;
   std::vector<std::string> errors;
 };
 
 const char* kHelp =
     "usage: rocemu-switch CONFIG.toml [--plan | --switch-links] [--out DIR] [--duration S]\n"
-    "       [--ports af_packet|af_xdp|tap|pci] [--seed N] [--log-level LEVEL] [-- EAL-ARGS...]\n\n"
+    "       [--ports af_packet|af_xdp|tap|pci] [--idle-sleep-us N] [--seed N] [--log-level LEVEL] [-- EAL-ARGS...]\n\n"
     "The switch process of the veth testbed (docs/testbed.md): every switch node of CONFIG's\n"
     "[topology] runs a SoftSwitch ([switch] parameters) on DPDK ports; every host node is\n"
     "external: another process (a perftest tool, a workload generator) in its own network\n"
@@ -70,6 +71,8 @@ const char* kHelp =
     "  --ports BACKEND      af_packet (default when [testbed].ports is the default ring), af_xdp\n"
     "                       (needs hugepages), tap, pci; ring and memif cannot face other\n"
     "                       processes and are refused\n"
+    "  --idle-sleep-us N    idle backoff: sleep up to N us when idle (overrides [testbed]\n"
+    "                       idle_sleep_us; 0 = busy poll; the testbed scripts pass 20)\n"
     "  --seed N             run seed (overrides [run].seed; seeds ECMP, RED-ECN)\n"
     "  --log-level LEVEL    trace|debug|info|warn|error|critical|off\n"
     "                       (default $ROCEMU_LOG or info)\n"
@@ -133,6 +136,15 @@ SwitchCli parse(int argc, char** argv) {
         else
           c.errors.push_back("--duration=" + value +
                              ": expected seconds in [0, 86400] (0 = until signalled)");
+      }
+    } else if (a == "--idle-sleep-us") {
+      if (need("--idle-sleep-us")) {
+        char* end = nullptr;
+        const unsigned long v = std::strtoul(value.c_str(), &end, 10);
+        if (!value.empty() && *end == '\0' && v <= 10000)
+          c.idle_sleep_us = static_cast<uint32_t>(v);
+        else
+          c.errors.push_back("--idle-sleep-us=" + value + ": expected microseconds in [0, 10000]");
       }
     } else if (a == "--seed") {
       if (need("--seed")) {
@@ -229,6 +241,7 @@ int main(int argc, char** argv) {
     fabric::SwitchRunOptions opt;
     opt.duration_ns = static_cast<TimeNs>(cli.duration_s * static_cast<double>(kNsPerSec));
     opt.stop = &g_stop;
+    if (cli.idle_sleep_us) opt.idle_sleep_ns = *cli.idle_sleep_us * kNsPerUs;
     opt.out_dir = cli.out_dir;
     opt.on_ready = [] {
       std::fputs("rocemu-switch: ready\n", stdout);

@@ -1,6 +1,8 @@
 // realtime_engine.cc — ports, wire-time emulation and the poll loop of the real-time engine.
 #include "fabric/realtime_engine.h"
 
+#include "common/idle_backoff.h"
+
 #include <net/if.h>
 #include <unistd.h>
 
@@ -150,6 +152,7 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
   const auto& tn = topo.nodes();
   nodes_.assign(tn.size(), nullptr);
   node_lcore_ = opt.node_lcore;
+  idle_sleep_ns_ = opt.idle_sleep_ns;
   if (!node_lcore_.empty() && node_lcore_.size() != tn.size())
     throw std::invalid_argument("node_lcore must name one lcore per node");
   for (uint32_t n = 0; n < tn.size(); ++n) {
@@ -286,8 +289,9 @@ TimeNs RealtimeEngine::clock_ns() const noexcept {
   return static_cast<TimeNs>((static_cast<unsigned __int128>(dt) * ns_per_tsc_q32_) >> 32);
 }
 
-void RealtimeEngine::poll_once(Lcore& lc, TimeNs now) noexcept {
+TimeNs RealtimeEngine::poll_once(Lcore& lc, TimeNs now) noexcept {
   rte_mbuf* pkts[kBurst];
+  TimeNs next_event = kNever;  // `now` once anything happened
   for (uint32_t n : lc.nodes) {
     Node* node = nodes_[n];
     const uint32_t end = n + 1 < port_base_.size() ? port_base_[n + 1] : static_cast<uint32_t>(ports_.size());
@@ -295,6 +299,7 @@ void RealtimeEngine::poll_once(Lcore& lc, TimeNs now) noexcept {
       Port& p = ports_[i];
       const uint16_t got = rte_eth_rx_burst(p.ethdev, 0, pkts, kBurst);
       if (got == 0) continue;
+      next_event = now;
       lc.rx_bursts++;
       p.wire.rx_packets += got;
       for (uint16_t k = 0; k < got; ++k) {
@@ -304,9 +309,13 @@ void RealtimeEngine::poll_once(Lcore& lc, TimeNs now) noexcept {
       }
       node->rx(p.index, pkts, got, now);
     }
-    if (node->next_deadline() <= now) {
+    const TimeNs deadline = node->next_deadline();
+    if (deadline <= now) {
       lc.timer_calls++;
       node->on_timer(now);
+      next_event = now;
+    } else {
+      next_event = std::min(next_event, deadline);
     }
     for (uint32_t i = port_base_[n]; i < end; ++i) {
       Port& p = ports_[i];
@@ -323,7 +332,9 @@ void RealtimeEngine::poll_once(Lcore& lc, TimeNs now) noexcept {
           p.tap->on_packet(PortRef{p.node, p.index}, true, m, now);
         pkts[k++] = m;
       }
+      if (now < p.wire_free_at) next_event = std::min(next_event, p.wire_free_at);
       if (k == 0) continue;
+      next_event = now;
       const uint16_t sent = rte_eth_tx_burst(p.ethdev, 0, pkts, k);
       if (sent < k) [[unlikely]] {
         lc.tx_refused += k - sent;
@@ -332,17 +343,21 @@ void RealtimeEngine::poll_once(Lcore& lc, TimeNs now) noexcept {
       }
     }
   }
+  return next_event;
 }
 
 int RealtimeEngine::worker_main(void* arg) {
   auto* lc = static_cast<Lcore*>(arg);
   RealtimeEngine* e = lc->engine;
+  IdleBackoff idle({.max_sleep_ns = e->idle_sleep_ns_});
   while (!e->stop_.load(std::memory_order_relaxed)) {
     const TimeNs now = e->clock_ns();
     if (now >= e->end_ns_) break;
-    e->poll_once(*lc, now);
+    const TimeNs next = e->poll_once(*lc, now);
     lc->iterations++;
+    idle.after_iteration(next <= now, now, std::min(next, e->end_ns_));
   }
+  lc->idle_sleeps = idle.sleeps();
   return 0;
 }
 
@@ -380,19 +395,23 @@ TimeNs RealtimeEngine::run_for(TimeNs duration_ns) {
       fail("launching lcore " + std::to_string(group_lcore[g]) + " (is it in the EAL -l list?)", rc);
     }
   }
-  Lcore idle{this, {}};
-  if (!mine) mine = &idle;
+  Lcore none{this, {}};
+  if (!mine) mine = &none;
+  IdleBackoff idle({.max_sleep_ns = idle_sleep_ns_});
   while (!stop_.load(std::memory_order_relaxed) && now < end_ns_) {
-    poll_once(*mine, now);
+    TimeNs next = poll_once(*mine, now);
     mine->iterations++;
     for (auto& pc : periodic_) {
       if (now >= pc.next_ns) {
         pc.fn(now);
         pc.next_ns = std::max(pc.next_ns + pc.period_ns, now);
       }
+      next = std::min(next, pc.next_ns);
     }
+    idle.after_iteration(next <= now, now, std::min(next, end_ns_));
     now = clock_ns();
   }
+  mine->idle_sleeps = idle.sleeps();
   stop();
   rte_eal_mp_wait_lcore();
   for (auto& g : groups) {
@@ -400,6 +419,7 @@ TimeNs RealtimeEngine::run_for(TimeNs duration_ns) {
     stats_.rx_bursts += g.rx_bursts;
     stats_.timer_calls += g.timer_calls;
     stats_.tx_refused += g.tx_refused;
+    stats_.idle_sleeps += g.idle_sleeps;
   }
   return now;
 }

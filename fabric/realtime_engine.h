@@ -53,6 +53,9 @@ struct RealtimeOptions {
   std::string memif_socket;        // default /tmp/rocemu-memif-<pid>.sock
   std::vector<uint32_t> node_lcore;  // lcore per topology node; empty = all on the caller
   std::vector<bool> external_nodes;  // per topology node: hosted by another process; empty = none
+  /// Idle backoff (common/idle_backoff.h): after 256 idle iterations an lcore sleeps until
+  /// its next timer/wire event, at most this long. 0 = pure busy polling (the default).
+  TimeNs idle_sleep_ns = 0;
 };
 
 /// Empty if `opt` may run `topo` (external_nodes sized to the nodes, and only with a backend
@@ -92,6 +95,7 @@ struct RealtimeStats {
   uint64_t rx_bursts = 0;
   uint64_t timer_calls = 0;
   uint64_t tx_refused = 0;   // frames the ethdev did not take (freed, counted as wire drops)
+  uint64_t idle_sleeps = 0;  // sleeps of the idle backoff (RealtimeOptions::idle_sleep_ns)
 };
 
 class RealtimeEngine {
@@ -152,10 +156,13 @@ class RealtimeEngine {
     uint64_t rx_bursts = 0;
     uint64_t timer_calls = 0;
     uint64_t tx_refused = 0;
+    uint64_t idle_sleeps = 0;
   };
 
   TimeNs clock_ns() const noexcept;
-  void poll_once(Lcore& lc, TimeNs now) noexcept;
+  /// One pass over the lcore's nodes; returns `now` if a frame moved or a timer fired,
+  /// else the earliest next event (node deadline, wire free) or kNever.
+  TimeNs poll_once(Lcore& lc, TimeNs now) noexcept;
   static int worker_main(void* arg);
   void open_port(Port& p, uint32_t link, bool end_b, const LinkOptions& lo, const RealtimeOptions& opt);
 
@@ -171,6 +178,7 @@ class RealtimeEngine {
   uint64_t tsc_hz_ = 0;
   uint64_t ns_per_tsc_q32_ = 0;  // 1e9 / tsc_hz in 32.32 fixed point: ns = dt * q >> 32
   TimeNs end_ns_ = 0;
+  TimeNs idle_sleep_ns_ = 0;
   uint32_t instance_ = 0;
   std::atomic<bool> stop_{false};
   RealtimeStats stats_;

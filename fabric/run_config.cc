@@ -116,6 +116,7 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
     cfg.testbed.time_limit_ns = static_cast<TimeNs>(
         tb->number("time_limit_s", 30, 0.001, 3600) * static_cast<double>(kNsPerSec));
     cfg.testbed.pool_mbufs = static_cast<uint32_t>(tb->integer("pool_mbufs", cfg.testbed.pool_mbufs, 1023, 1 << 22));
+    cfg.testbed.idle_sleep_ns = tb->integer("idle_sleep_us", 0, 0, 10000) * kNsPerUs;
     cfg.testbed.eal_args = tb->string_array("eal_args", {});
     if (auto pl = tb->table("placement")) {
       for (uint32_t i = 0; i < t.nodes().size(); ++i) {

@@ -39,6 +39,7 @@ struct TestbedParams {
   PortBackend backend = PortBackend::kRing;
   TimeNs time_limit_ns = 30 * kNsPerSec;
   uint32_t pool_mbufs = 16383;
+  TimeNs idle_sleep_ns = 0;  // idle_sleep_us: RealtimeOptions::idle_sleep_ns (0 = busy poll)
   std::vector<std::string> eal_args;       // before the command line's `-- ...`
   std::map<std::string, uint32_t> placement;  // node name -> lcore (default: the main lcore)
 };

@@ -100,6 +100,7 @@ SwitchRunResult run_switches_realtime(const RunConfig& cfg, const SwitchRunOptio
   RealtimeOptions ro;
   ro.backend = cfg.testbed.backend;
   ro.pool_mbufs = cfg.testbed.pool_mbufs;
+  ro.idle_sleep_ns = opt.idle_sleep_ns.value_or(cfg.testbed.idle_sleep_ns);
   ro.external_nodes.assign(t.nodes().size(), false);
   for (uint32_t h : t.hosts()) ro.external_nodes[h] = true;
   if (!cfg.testbed.placement.empty()) {
@@ -165,9 +166,10 @@ SwitchRunResult run_switches_realtime(const RunConfig& cfg, const SwitchRunOptio
 std::string switch_summary_text(const SwitchRunResult& r) {
   char line[512];
   std::string s;
-  std::snprintf(line, sizeof line, "rocemu-switch: ran %.3f s, %llu poll iterations\n",
+  std::snprintf(line, sizeof line, "rocemu-switch: ran %.3f s, %llu poll iterations, %llu idle sleeps\n",
                 static_cast<double>(r.elapsed_ns) / static_cast<double>(kNsPerSec),
-                static_cast<unsigned long long>(r.engine.iterations));
+                static_cast<unsigned long long>(r.engine.iterations),
+                static_cast<unsigned long long>(r.engine.idle_sleeps));
   s += line;
   std::snprintf(line, sizeof line, "%-12s %-10s %-8s %10s %12s %10s %12s %10s %8s %8s %8s  %s\n",
                 "port", "dev", "peer", "rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes", "peak_q_B",

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,7 @@ struct SwitchRunOptions {
   const std::atomic<bool>* stop = nullptr;  // polled every millisecond (e.g. set by SIGINT)
   std::function<void()> on_ready;           // called once every port is up, before polling
   std::string out_dir = ".";                // [capture] and [telemetry] files
+  std::optional<TimeNs> idle_sleep_ns;      // overrides [testbed] idle_sleep_us
 };
 
 /// Runs every switch of cfg on the real-time engine (cfg.testbed.backend, which must allow

@@ -83,6 +83,7 @@ WorkloadResult run_workload_realtime(const RunConfig& cfg, const WorkloadRunOpti
   RealtimeOptions ro;
   ro.backend = cfg.testbed.backend;
   ro.pool_mbufs = cfg.testbed.pool_mbufs;
+  ro.idle_sleep_ns = cfg.testbed.idle_sleep_ns;
   const Topology& t = cfg.topology.topology;
   if (!cfg.testbed.placement.empty()) {
     ro.node_lcore.assign(t.nodes().size(), rte_get_main_lcore());

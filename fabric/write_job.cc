@@ -239,6 +239,7 @@ JobResult run_write_job_realtime(const RunConfig& cfg, const std::string& out_di
   RealtimeOptions opt;
   opt.backend = cfg.testbed.backend;
   opt.pool_mbufs = cfg.testbed.pool_mbufs;
+  opt.idle_sleep_ns = cfg.testbed.idle_sleep_ns;
   const Topology& t = cfg.topology.topology;
   if (!cfg.testbed.placement.empty()) {
     opt.node_lcore.assign(t.nodes().size(), rte_get_main_lcore());

@@ -82,6 +82,14 @@ HostOptions parse_host_options(int argc, char** argv) {
       if (need(a)) o.out_dir = value;
     } else if (a == "--grace-ms") {
       ms(a, 0, 3'600'000, o.grace_ns);
+    } else if (a == "--idle-sleep-us") {
+      int64_t v = 0;
+      if (need(a)) {
+        if (to_int(value, v) && v >= 0 && v <= 10000)
+          o.idle_sleep_ns = v * 1000;
+        else
+          o.errors.push_back("--idle-sleep-us=" + value + ": expected an integer in [0, 10000]");
+      }
     } else if (a == "--max-start-lag-ms") {
       ms(a, 0, 3'600'000, o.max_start_lag_ns);
     } else if (a == "--time-limit-s") {
@@ -138,6 +146,7 @@ std::string host_help(const std::string& p) {
   return "usage: " + p +
          " CONFIG.toml --host NAME -d IFACE [--start-at EPOCH_NS] [--out DIR]\n"
          "         [--grace-ms MS] [--time-limit-s S] [--max-start-lag-ms MS] [--seed N]\n"
+         "         [--idle-sleep-us N]\n"
          "         [--log-level LEVEL] [-- EAL-ARGS...]\n"
          "       " +
          p +
@@ -166,6 +175,9 @@ std::string host_help(const std::string& p) {
          "                         flow start, once this host's own flows are over (default 1000)\n"
          "  --time-limit-s S       give up after S s of workload time (default "
          "[testbed].time_limit_s)\n"
+         "  --idle-sleep-us N      idle backoff: after 256 idle loop iterations sleep until the\n"
+         "                         next timer, at most N us (default [testbed] idle_sleep_us;\n"
+         "                         0 = busy poll; workload.sh passes 20)\n"
          "  --max-start-lag-ms MS  refuse a --start-at more than MS in the past (default 1000)\n"
          "  --seed N               run seed (overrides [run].seed; must be equal in every "
          "process)\n"

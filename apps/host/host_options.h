@@ -18,6 +18,7 @@ struct HostOptions {
   std::optional<int64_t> start_at_ns;        // --start-at EPOCH_NS (CLOCK_REALTIME); none: now
   std::string out_dir;                       // --out DIR (default out/host-NAME)
   int64_t grace_ns = 1'000'000'000;          // --grace-ms: serve peers after the last flow start
+  std::optional<int64_t> idle_sleep_ns;       // --idle-sleep-us (default [testbed] idle_sleep_us)
   std::optional<int64_t> time_limit_ns;      // --time-limit-s (default [testbed].time_limit_s)
   int64_t max_start_lag_ns = 1'000'000'000;  // --max-start-lag-ms: refuse a start this late
   std::optional<uint64_t> seed;              // --seed

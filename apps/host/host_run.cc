@@ -17,10 +17,13 @@
 
 #include "apps/interop/dpdk_port.h"
 #include "apps/interop/endpoint.h"
+#include "common/idle_backoff.h"
 #include "fabric/eal.h"
 #include "fabric/realtime_engine.h"
 #include "fabric/workload/progress.h"
 #include "fabric/workload_fabric.h"
+#include "nic/packet.h"
+#include "nic/roce_host.h"
 
 namespace rocemu::apps {
 
@@ -126,6 +129,24 @@ std::vector<std::string> check_host_run(const fabric::RunConfig& cfg, const Host
   return err;
 }
 
+/// One line of the local NIC's packet counters and, when any, its receive drops by reason.
+void print_nic_counters(const std::string& host, const nic::NicCounters& c) {
+  std::printf("rocemu-host: %s nic: rx %llu tx %llu packets, %llu retransmitted, %llu timeouts,"
+              " %llu NAKs sent, %llu received; rx drops %llu",
+              host.c_str(), static_cast<unsigned long long>(c.rx_packets),
+              static_cast<unsigned long long>(c.tx_packets),
+              static_cast<unsigned long long>(c.retransmitted_packets),
+              static_cast<unsigned long long>(c.timeouts),
+              static_cast<unsigned long long>(c.naks_sent),
+              static_cast<unsigned long long>(c.naks_received),
+              static_cast<unsigned long long>(c.drops_total()));
+  for (size_t i = 0; i < c.drops.size(); ++i)
+    if (c.drops[i] > 0)
+      std::printf(" %s=%llu", nic::rx_drop_name(static_cast<nic::RxDrop>(i)),
+                  static_cast<unsigned long long>(c.drops[i]));
+  std::printf("\n");
+}
+
 int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
   const Topology& t = cfg.topology.topology;
   const workload::WorkloadConfig wcfg = fabric::make_workload_config_of(cfg);
@@ -178,14 +199,21 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
     rte_mbuf* pending[kBurst];
     uint16_t pending_n = 0;
     TimeNs wire_free_ns = 0, next_pull_ns = kPullIntervalNs, now = 0;
+    IdleBackoff idle({.max_sleep_ns = o.idle_sleep_ns.value_or(cfg.testbed.idle_sleep_ns)});
     while (true) {
       now = interop::tsc_now_ns() - t0;
       const uint16_t got = port.rx(rx, kBurst);
       if (got > 0) n->rx(0, rx, got, now);
-      if (n->next_deadline() <= now) n->on_timer(now);
+      bool busy = got > 0;
+      const TimeNs deadline = n->next_deadline();
+      if (deadline <= now) {
+        n->on_timer(now);
+        busy = true;
+      }
       while (pending_n < kBurst && now >= wire_free_ns) {
         rte_mbuf* m = n->tx(0, now);
         if (!m) break;
+        busy = true;
         wire_free_ns =
             std::max(now, wire_free_ns) + serialization_ns(rte_pktmbuf_pkt_len(m), rate_bps);
         pending[pending_n++] = m;
@@ -194,6 +222,11 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
         const uint16_t sent = port.tx(pending, pending_n);
         for (uint16_t i = sent; i < pending_n; ++i) pending[i - sent] = pending[i];
         pending_n = static_cast<uint16_t>(pending_n - sent);
+      }
+      if (idle.enabled()) {
+        TimeNs next = std::min(deadline, next_pull_ns);
+        if (now < wire_free_ns) next = std::min(next, wire_free_ns);
+        idle.after_iteration(busy || pending_n > 0, now, next);
       }
       if (now < next_pull_ns) continue;
       next_pull_ns = now + kPullIntervalNs;
@@ -208,6 +241,7 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
     r = f.result(("host:" + o.host).c_str(), now);
     r.wall_ns = now;  // the loop ran in real time: engine time is wall time since the start
     failures = f.failures();
+    print_nic_counters(o.host, f.host(node).counters());
     std::printf("rocemu-host: %s stopped at %.3f ms of workload time%s\n", o.host.c_str(),
                 static_cast<double>(now) / 1e6, now >= limit_ns ? " (time limit)" : "");
   }

@@ -49,7 +49,12 @@ TimeNs Endpoint::poll() noexcept {
     roce[nroce++] = m;  // the RoceHost counts and frees what is not RoCEv2 for it
   }
   if (nroce > 0) host_.rx(0, roce, nroce, now);
-  if (host_.next_deadline() <= now) host_.on_timer(now);
+  bool busy = n > 0;
+  const TimeNs deadline = host_.next_deadline();
+  if (deadline <= now) {
+    host_.on_timer(now);
+    busy = true;
+  }
 
   if (pending_n_ == 0) {
     while (pending_n_ < kBurst) {
@@ -58,6 +63,7 @@ TimeNs Endpoint::poll() noexcept {
       pending_[pending_n_++] = m;
     }
   }
+  busy = busy || pending_n_ > 0;
   if (pending_n_ > 0) {
     const uint16_t sent = port_.tx(pending_.data(), pending_n_);
     if (sent < pending_n_) {
@@ -66,6 +72,7 @@ TimeNs Endpoint::poll() noexcept {
     }
     pending_n_ = static_cast<uint16_t>(pending_n_ - sent);
   }
+  if (idle_.enabled()) idle_.after_iteration(busy, now, deadline);
   return now;
 }
 

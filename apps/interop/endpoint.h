@@ -12,6 +12,7 @@
 
 #include "apps/interop/dpdk_port.h"
 #include "apps/interop/side_channel.h"
+#include "common/idle_backoff.h"
 #include "common/topology.h"
 #include "nic/roce_host.h"
 
@@ -33,8 +34,12 @@ class Endpoint {
   Endpoint(ExternalPort& port, nic::RoceHost& host, const EndpointAddress& self) noexcept
       : port_(port), host_(host), self_(self) {}
 
-  /// One poll iteration (rx, ARP, timers, tx). Returns the `now` it used.
+  /// One poll iteration (rx, ARP, timers, tx). Returns the `now` it used. With an idle
+  /// backoff set, an iteration that follows 256 idle ones sleeps until the host's next
+  /// deadline, at most `max_sleep_ns` (common/idle_backoff.h).
   TimeNs poll() noexcept;
+  /// Turns the idle backoff on (max_sleep_ns > 0) or off (0, the default: busy polling).
+  void set_idle_sleep(TimeNs max_sleep_ns) noexcept { idle_ = IdleBackoff({.max_sleep_ns = max_sleep_ns}); }
 
   /// Receives exactly n side-channel bytes while polling the port: the peer may need us
   /// meanwhile (rxe resolves our MAC by ARP when its QP goes to RTR, before it replies).
@@ -54,6 +59,7 @@ class Endpoint {
   std::array<rte_mbuf*, kBurst> pending_{};
   uint16_t pending_n_ = 0;
   uint64_t arp_replies_ = 0, tx_retries_ = 0;
+  IdleBackoff idle_{IdleBackoffParams{}};
 };
 
 /// Name of a work completion status (ibv_wc_status_str without linking libibverbs).

@@ -112,6 +112,7 @@ Station::Station(const PerftestOptions& o, const interop::EndpointAddress& me,
   np.max_qps = o.num_qps + 1;
   host = std::make_unique<nic::RoceHost>(np, topo, 0, port->pool(), me.ipv4);
   ep = std::make_unique<interop::Endpoint>(*port, *host, me);
+  ep->set_idle_sleep(static_cast<TimeNs>(o.idle_sleep_us) * kNsPerUs);
   side.create(*host, o, half);
 }
 

@@ -72,6 +72,8 @@ std::string perftest_usage(const std::string& tool) {
          "      --connect_timeout=<s>  client: wait this long for the server (default 10)\n"
          "      --server_wait=<s>      server: wait this long for a client (default 3600)\n"
          "      --roce_ip=<a.b.c.d>    network mode: our RoCE address (default: the interface's)\n"
+         "      --idle_sleep_us=<us>   network mode: sleep up to <us> when the poll loop is idle\n"
+         "                             (lets several pollers share cores; default 0 = busy poll)\n"
          "  -h, --help                 this text\n";
 }
 
@@ -108,6 +110,7 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
       {"--link_gbps", 'L'},  {"-d", 'd'},
       {"--ib-dev", 'd'},     {"--connect_timeout", 'c'},
       {"--server_wait", 'w'}, {"--roce_ip", 'R'},
+      {"--idle_sleep_us", 'I'},
       {"-u", 'u'},           {"--qp-timeout", 'u'}};
   static const std::map<std::string, char> switches = {{"-a", 'a'},
                                                        {"--all", 'a'},
@@ -230,6 +233,10 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
             return bad("--server_wait=" + value + ": 1..86400 s");
           o.server_wait_s = static_cast<uint32_t>(n);
           break;
+        case 'I':
+          if (!parse_uint(value, 0, 10000, n)) return bad("--idle_sleep_us=" + value + ": 0..10000");
+          o.idle_sleep_us = static_cast<uint32_t>(n);
+          break;
         case 'u':
           if (!parse_uint(value, 0, 31, n)) return bad("-u=" + value + ": 0..31");
           o.qp_timeout = static_cast<int>(n);
@@ -268,6 +275,7 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
   if (!o.loopback && o.iface.empty())
     return bad("give --loopback, or -d <interface> for a server or client on a DPDK port");
   if (o.loopback && !o.roce_ip.empty()) return bad("--roce_ip is for network mode (-d)");
+  if (o.loopback && o.idle_sleep_us > 0) return bad("--idle_sleep_us is for network mode (-d)");
   if (lat && o.tx_depth != 1) o.tx_depth = 1;  // ping-pong: one message in flight
   return out;
 }

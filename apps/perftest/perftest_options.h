@@ -48,6 +48,7 @@ struct PerftestOptions {
   std::string roce_ip;  // --roce_ip: our RoCE address (default: the -d interface's IPv4)
   uint32_t connect_timeout_s = 10;  // --connect_timeout: client's wait for the server
   uint32_t server_wait_s = 3600;    // --server_wait: server's wait for a client
+  uint32_t idle_sleep_us = 0;       // --idle_sleep_us: poll-loop idle backoff (0 = busy poll)
   std::vector<std::string> eal_args;
 };
 

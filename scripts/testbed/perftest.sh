@@ -84,12 +84,14 @@ read -ra server_eal <<<"${TB_SERVER_EAL:--l 0}"
 read -ra client_eal <<<"${TB_CLIENT_EAL:--l 0}"
 [[ ${#eal_opts[@]} -gt 0 ]] && server_eal=("${eal_opts[@]}") client_eal=("${eal_opts[@]}")
 
-tb_spawn "$server" "$tool" -d "$(tb_iface "$server")" -p "$port" --server_wait=60 "${tool_opts[@]}" \
+idle=(--idle_sleep_us="$TB_IDLE_SLEEP_US")
+for a in "${tool_opts[@]}"; do [[ $a == --idle_sleep_us* ]] && idle=(); done
+tb_spawn "$server" "$tool" -d "$(tb_iface "$server")" -p "$port" --server_wait=60 "${idle[@]}" "${tool_opts[@]}" \
   -- "${server_eal[@]}" >"$TB_OUT/server.log" 2>&1
 server_pid=$TB_PID
 # The client runs in the background too: bash runs an INT/TERM trap only once the foreground
 # command ends, while `wait` returns at once, so Ctrl-C tears the testbed down promptly.
-tb_spawn "$client" "$tool" -d "$(tb_iface "$client")" -p "$port" --connect_timeout=20 "${tool_opts[@]}" \
+tb_spawn "$client" "$tool" -d "$(tb_iface "$client")" -p "$port" --connect_timeout=20 "${idle[@]}" "${tool_opts[@]}" \
   "$(tb_ip "$server")" -- "${client_eal[@]}" 2>"$TB_OUT/client.err"
 client_pid=$TB_PID
 set +e

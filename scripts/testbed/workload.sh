@@ -70,6 +70,11 @@ kind = "star"
 hosts = $hosts
 rate_gbps = $rate_gbps
 delay_ns = 1000
+# Through the switch testbed the wire includes kernel rings: PFC headroom for them
+# (docs/testbed.md, "Why 2.5 Gb/s").
+[switch]
+buffer_mb = 64
+headroom_kb = 20480
 [workload]
 cdf_file = "$cdf"
 load = $load
@@ -79,7 +84,7 @@ fi
 config=$(readlink -f "$config")
 common=()
 [[ -n "$seed" ]] && common+=(--seed "$seed")
-run_args=(--grace-ms "$grace_ms")
+run_args=(--grace-ms "$grace_ms" --idle-sleep-us "${TB_IDLE_SLEEP_US:-20}")
 [[ -n "$time_limit_s" ]] && run_args+=(--time-limit-s "$time_limit_s")
 
 # NAME IPV4 MAC of every host, from the configuration itself.
@@ -138,6 +143,7 @@ if [[ $direct -eq 1 || $bridge -eq 1 ]]; then
 else
   lib=${TB_LIB:-$here/lib.sh}  # TB_LIB: another implementation of the same functions
   [[ -f "$lib" ]] || { echo "$0: $lib (the switch testbed) is missing; --direct runs 2 hosts without it" >&2; exit 2; }
+  TB_BUILD=${TB_BUILD:-$build}  # the switch binary of the same build
   # shellcheck source=/dev/null
   source "$lib"
   trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; tb_down' EXIT INT TERM

@@ -64,6 +64,9 @@ kind = "star"
 hosts = 3
 rate_gbps = 1
 delay_ns = 1000
+[switch]
+buffer_mb = 64
+headroom_kb = 20480
 [workload]
 cdf_file = "$src/tests/wljob/small_flows_cdf.txt"
 load = 0.2
@@ -75,16 +78,23 @@ size_bytes = 16384
 period_us = 2000
 receiver = 0
 TOML
-"$src/scripts/testbed/workload.sh" --bridge --config "$tmp/three.toml" --grace-ms 300 \
+# Three host processes through the rocemu-switch process (scripts/testbed/lib.sh).
+TB_OUT=$tmp/tb TB_BUILD=$build "$src/scripts/testbed/workload.sh" --config "$tmp/three.toml" --grace-ms 300 \
   --time-limit-s 15 --start-delay-s 2 --build "$build" --out "$tmp/three" >"$tmp/three.log" 2>&1 || {
-  cat "$tmp/three.log"; for f in "$tmp"/three/*.log; do echo "--- $f"; cat "$f"; done; fail "bridge run failed"; }
+  cat "$tmp/three.log"; for f in "$tmp"/three/*.log "$tmp"/tb/switch.log; do echo "--- $f"; cat "$f"; done
+  fail "switch testbed run failed"; }
 m3=$tmp/three/merged
 gen3=$(awk -F, '$1=="flows_generated"{print $2}' "$m3/metrics.csv")
-grep -q '^all_finished,true$' "$m3/metrics.csv" || fail "bridge run: not every flow finished"
-[[ $(($(wc -l <"$m3/flows.csv") - 1)) -eq "$gen3" ]] || fail "bridge run: merged rows != generated"
+grep -q '^all_finished,true$' "$m3/metrics.csv" || fail "switch run: not every flow finished"
+[[ $(($(wc -l <"$m3/flows.csv") - 1)) -eq "$gen3" ]] || fail "switch run: merged rows != generated"
 awk -F, 'NR>1 {s[$2]++; if ($6 != -1) inc++} END {exit !(length(s) == 3 && inc == 4)}' "$m3/flows.csv" ||
-  fail "bridge run: expected flows from 3 hosts and 2 incast events x 2 senders"
-echo "ok: 3 host processes on a bridge, $gen3 flows (4 incast)"
+  fail "switch run: expected flows from 3 hosts and 2 incast events x 2 senders"
+# Every host's traffic crossed the switch: each host-facing port received frames.
+awk -F, 'NR==1 {for (i = 1; i <= NF; i++) if ($i == "rx_packets") c = i; next}
+         {n++; if ($c + 0 < 20) {bad++; print "port " $1 ": rx_packets " $c}}
+         END {exit !(n == 3 && bad == 0)}' "$tmp/tb/switch/switch_summary.csv" ||
+  fail "switch run: the switch summary does not show every host's frames"
+echo "ok: 3 host processes through rocemu-switch, $gen3 flows (4 incast)"
 
 # --- 2) bad input -----------------------------------------------------------------------
 cfg=$tmp/run/run.toml
