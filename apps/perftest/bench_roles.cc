@@ -1,6 +1,8 @@
 // bench_roles.cc — client and server roles of perftest's tests (see bench_roles.h).
 #include "apps/perftest/bench_roles.h"
 
+#include "apps/perftest/bw_peak.h"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -90,6 +92,7 @@ void TestState::reset(const PerftestOptions& o, uint32_t size_bytes, TimeNs dura
   const uint64_t n = duration != 0 ? (1u << 22) : o.iters * o.num_qps * (o.bidirectional ? 2 : 1);
   if (o.metric == Metric::kBandwidth) {
     completion_ns.reserve(n);
+    post_ns.reserve(n);
   } else {
     samples_us.reserve(duration != 0 ? (1u << 22) : o.iters);
   }
@@ -146,6 +149,7 @@ bool bw_requester_step(Side& s, int r, TestState& t, const PerftestOptions& o,
         return false;
       }
       if (t.first_post_ns == kNever) t.first_post_ns = now;
+      if (t.post_ns.size() < t.post_ns.capacity()) t.post_ns.push_back(now);
       ++posted;
     }
     const bool target = t.duration_ns != 0 ? !posting : posted == o.iters;
@@ -259,15 +263,8 @@ BwRow bw_summary(const TestState& t, const PerftestOptions& o) {
     row.avg_bytes_per_s = static_cast<double>(t.messages) * t.size / secs;
     row.msg_rate_pps = static_cast<double>(t.messages) / secs;
   }
-  const auto& c = t.completion_ns;
-  const size_t w = std::max<size_t>(2, std::min<size_t>(o.tx_depth, c.size()));
-  double peak = row.avg_bytes_per_s;
-  for (size_t i = 0; i + w <= c.size(); ++i) {
-    const TimeNs dt = c[i + w - 1] - c[i];
-    if (dt > 0)
-      peak = std::max(peak, static_cast<double>(w - 1) * t.size * 1e9 / static_cast<double>(dt));
-  }
-  row.peak_bytes_per_s = peak;
+  row.peak_bytes_per_s =
+      t.duration_ns != 0 ? 0 : perftest_peak_bytes_per_s(t.post_ns, t.completion_ns, t.size);
   return row;
 }
 

@@ -65,6 +65,7 @@ struct TestState {
   // bandwidth, per requester side (0 client, 1 server with -b) and QP
   std::vector<uint64_t> posted[2], completed[2];
   std::vector<TimeNs> completion_ns;  // reserved up front; later completions only counted
+  std::vector<TimeNs> post_ns;        // the same for posts (perftest's tposted)
   uint64_t messages = 0;
   TimeNs first_post_ns = kNever, last_completion_ns = 0;
   // latency client
@@ -108,7 +109,8 @@ void lat_server_step(Side& s, TestState& t, const PerftestOptions& o, TimeNs now
 void check_progress(TestState& t, TimeNs now) noexcept;
 
 /// The bandwidth row of a finished test: average = bytes / (last completion - first post);
-/// peak = best window of tx_depth consecutive completions (at least 2), never below average.
+/// peak = perftest's (apps/perftest/bw_peak.h: the best rate over any run of consecutive
+/// messages, posted to completed), 0 in duration mode (-D) as perftest prints it.
 BwRow bw_summary(const TestState& t, const PerftestOptions& o);
 
 }  // namespace rocemu::perftest

@@ -94,6 +94,8 @@ struct Report {
     if (header_printed) return;
     header_printed = true;
     const bool bw = o.metric == Metric::kBandwidth;
+    // perftest does not measure a peak in duration mode (noPeak) and says so.
+    if (bw && o.duration_s > 0) std::printf(" WARNING: BW peak won't be measured in this run.\n");
     std::printf("%s", bw ? bw_header(o.report_gbits).c_str() : lat_header().c_str());
   }
   void add(uint32_t size, const BwResult* b, const LatResult* l) {

@@ -3,6 +3,8 @@
 // receive buffer, READ brings the peer's send buffer back), -b counts both directions.
 #include "apps/perftest/loopback_bench.h"
 
+#include "apps/perftest/bench_roles.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -61,6 +63,23 @@ TEST(LoopbackBench, SendLatencyCountsEveryExchangeWithOrderedStatistics) {
   const LatResult r2 = b.run_lat(2, 0);
   ASSERT_TRUE(r2.ok) << r2.error;
   EXPECT_EQ(r2.iters, 200u);
+}
+
+TEST(BwSummary, TheBandwidthRowUsesItAndDurationModeReportsNoPeak) {
+  PerftestOptions o;
+  o.iters = 4;
+  TestState t;
+  t.size = 1000;
+  t.messages = 4;
+  t.post_ns = {0, 10, 11, 12};
+  t.completion_ns = {60, 30, 35, 40};
+  t.first_post_ns = 0;
+  t.last_completion_ns = 60;
+  const BwRow row = bw_summary(t, o);
+  EXPECT_DOUBLE_EQ(row.peak_bytes_per_s, 1000 * 1e9 / 10.0);  // the hand example above
+  EXPECT_DOUBLE_EQ(row.avg_bytes_per_s, 4 * 1000 * 1e9 / 60.0);
+  t.duration_ns = kNsPerSec;  // -D: perftest sets noPeak and prints 0
+  EXPECT_EQ(bw_summary(t, o).peak_bytes_per_s, 0.0);
 }
 
 }  // namespace
