@@ -1,6 +1,7 @@
 // engine_cli.cc — argument parsing and help of the engine apps.
 #include "apps/engine_cli.h"
 
+#include "apps/cli_numbers.h"
 #include "common/log.h"
 #include "fabric/eal.h"
 
@@ -8,26 +9,6 @@
 #include <cstdlib>
 
 namespace rocemu::apps {
-
-namespace {
-bool to_int(const std::string& s, int64_t& out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0') return false;
-  out = v;
-  return true;
-}
-bool to_double(const std::string& s, double& out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (*end != '\0') return false;
-  out = v;
-  return true;
-}
-}  // namespace
 
 EngineCli parse_engine_cli(EngineKind kind, int argc, char** argv) {
   EngineCli c;
@@ -66,7 +47,7 @@ EngineCli parse_engine_cli(EngineKind kind, int argc, char** argv) {
     } else if (a == "--seed") {
       int64_t v = 0;
       if (need("--seed")) {
-        if (to_int(value, v) && v >= 0) c.seed = static_cast<uint64_t>(v);
+        if (parse_i64(value, v) && v >= 0) c.seed = static_cast<uint64_t>(v);
         else c.errors.push_back("--seed=" + value + ": expected a non-negative integer");
       }
     } else if (a == "--out") {
@@ -76,7 +57,7 @@ EngineCli parse_engine_cli(EngineKind kind, int argc, char** argv) {
     } else if (sim && a == "--until-us") {
       int64_t v = 0;
       if (need("--until-us")) {
-        if (to_int(value, v) && v >= 1 && v <= 3'600'000'000) c.until_us = v;
+        if (parse_i64(value, v) && v >= 1 && v <= 3'600'000'000) c.until_us = v;
         else c.errors.push_back("--until-us=" + value + ": expected an integer in [1, 3600000000]");
       }
     } else if (!sim && a == "--ports") {
@@ -88,7 +69,7 @@ EngineCli parse_engine_cli(EngineKind kind, int argc, char** argv) {
     } else if (!sim && a == "--time-limit-s") {
       double v = 0;
       if (need("--time-limit-s")) {
-        if (to_double(value, v) && v >= 0.001 && v <= 3600) c.time_limit_s = v;
+        if (parse_double(value, v) && v >= 0.001 && v <= 3600) c.time_limit_s = v;
         else c.errors.push_back("--time-limit-s=" + value + ": expected a number in [0.001, 3600]");
       }
     } else if (!a.empty() && a[0] == '-') {

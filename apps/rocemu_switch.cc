@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli_numbers.h"
 #include "common/log.h"
 #include "fabric/eal.h"
 #include "fabric/switch_job.h"
@@ -129,9 +130,8 @@ SwitchCli parse(int argc, char** argv) {
       }
     } else if (a == "--duration") {
       if (need("--duration")) {
-        char* end = nullptr;
-        const double v = std::strtod(value.c_str(), &end);
-        if (!value.empty() && *end == '\0' && v >= 0 && v <= 86400)
+        double v = 0;
+        if (apps::parse_double(value, v) && v >= 0 && v <= 86400)
           c.duration_s = v;
         else
           c.errors.push_back("--duration=" + value +
@@ -139,18 +139,16 @@ SwitchCli parse(int argc, char** argv) {
       }
     } else if (a == "--idle-sleep-us") {
       if (need("--idle-sleep-us")) {
-        char* end = nullptr;
-        const unsigned long v = std::strtoul(value.c_str(), &end, 10);
-        if (!value.empty() && *end == '\0' && v <= 10000)
+        uint64_t v = 0;
+        if (apps::parse_u64(value, v) && v <= 10000)
           c.idle_sleep_us = static_cast<uint32_t>(v);
         else
           c.errors.push_back("--idle-sleep-us=" + value + ": expected microseconds in [0, 10000]");
       }
     } else if (a == "--seed") {
       if (need("--seed")) {
-        char* end = nullptr;
-        const unsigned long long v = std::strtoull(value.c_str(), &end, 10);
-        if (!value.empty() && *end == '\0' && value[0] != '-')
+        uint64_t v = 0;
+        if (apps::parse_u64(value, v))
           c.seed = v;
         else
           c.errors.push_back("--seed=" + value + ": expected a non-negative integer");

@@ -3,36 +3,16 @@
 #include "apps/host/host_merge.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
+#include "apps/cli_numbers.h"
+
 namespace rocemu::apps {
 
 namespace {
-
-bool to_u64(const std::string& s, uint64_t& out) {
-  if (s.empty() || s[0] == '-') return false;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0') return false;
-  out = v;
-  return true;
-}
-
-bool to_i64(const std::string& s, int64_t& out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0') return false;
-  out = v;
-  return true;
-}
 
 std::vector<std::string> split(const std::string& line) {
   std::vector<std::string> f;
@@ -46,7 +26,7 @@ std::vector<std::string> split(const std::string& line) {
 uint64_t metric_u64(const HostResultFiles& p, const char* name) {
   const auto it = p.metrics.find(name);
   uint64_t v = 0;
-  if (it == p.metrics.end() || !to_u64(it->second, v))
+  if (it == p.metrics.end() || !parse_u64(it->second, v))
     throw std::runtime_error(p.dir + "/metrics.csv: missing or bad '" + std::string(name) + "'");
   return v;
 }
@@ -75,12 +55,12 @@ bool parse_flows_csv(std::istream& in, std::vector<workload::FlowRecord>& out, s
     workload::FlowRecord r;
     uint64_t id = 0, src = 0, dst = 0, size = 0;
     int64_t incast = 0, start = 0, finish = 0, fct = 0, ideal = 0;
-    if (!to_u64(f[0], id) || !to_u64(f[1], src) || !to_u64(f[2], dst) || !to_u64(f[3], size))
+    if (!parse_u64(f[0], id) || !parse_u64(f[1], src) || !parse_u64(f[2], dst) || !parse_u64(f[3], size))
       return bad("id, src, dst and size_bytes must be non-negative integers");
     if (f[4] != "write" && f[4] != "send") return bad("op '" + f[4] + "' is not write or send");
-    if (!to_i64(f[5], incast) || incast < -1 || incast > UINT32_MAX - 1)
+    if (!parse_i64(f[5], incast) || incast < -1 || incast > UINT32_MAX - 1)
       return bad("bad incast '" + f[5] + "'");
-    if (!to_i64(f[6], start) || !to_i64(f[7], finish) || !to_i64(f[8], fct) || !to_i64(f[9], ideal))
+    if (!parse_i64(f[6], start) || !parse_i64(f[7], finish) || !parse_i64(f[8], fct) || !parse_i64(f[9], ideal))
       return bad("start_ns, finish_ns, fct_ns and ideal_fct_ns must be integers");
     if (fct != finish - start) return bad("fct_ns is not finish_ns - start_ns");
     r.flow.id = id;

@@ -4,27 +4,9 @@
 #include <cerrno>
 #include <cstdlib>
 
-namespace rocemu::apps {
+#include "apps/cli_numbers.h"
 
-namespace {
-bool to_int(const std::string& s, int64_t& out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0') return false;
-  out = v;
-  return true;
-}
-bool to_double(const std::string& s, double& out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (*end != '\0') return false;
-  out = v;
-  return true;
-}
-}  // namespace
+namespace rocemu::apps {
 
 HostOptions parse_host_options(int argc, char** argv) {
   HostOptions o;
@@ -57,7 +39,7 @@ HostOptions parse_host_options(int argc, char** argv) {
     auto ms = [&](const std::string& name, int64_t lo, int64_t hi, int64_t& out) {
       int64_t v = 0;
       if (!need(name)) return;
-      if (to_int(value, v) && v >= lo && v <= hi)
+      if (parse_i64(value, v) && v >= lo && v <= hi)
         out = v * 1'000'000;
       else
         o.errors.push_back(name + "=" + value + ": expected an integer in [" + std::to_string(lo) +
@@ -72,7 +54,7 @@ HostOptions parse_host_options(int argc, char** argv) {
     } else if (a == "--start-at") {
       int64_t v = 0;
       if (need(a)) {
-        if (to_int(value, v) && v > 0)
+        if (parse_i64(value, v) && v > 0)
           o.start_at_ns = v;
         else
           o.errors.push_back("--start-at=" + value +
@@ -85,7 +67,7 @@ HostOptions parse_host_options(int argc, char** argv) {
     } else if (a == "--idle-sleep-us") {
       int64_t v = 0;
       if (need(a)) {
-        if (to_int(value, v) && v >= 0 && v <= 10000)
+        if (parse_i64(value, v) && v >= 0 && v <= 10000)
           o.idle_sleep_ns = v * 1000;
         else
           o.errors.push_back("--idle-sleep-us=" + value + ": expected an integer in [0, 10000]");
@@ -95,7 +77,7 @@ HostOptions parse_host_options(int argc, char** argv) {
     } else if (a == "--time-limit-s") {
       double v = 0;
       if (need(a)) {
-        if (to_double(value, v) && v >= 0.001 && v <= 3600)
+        if (parse_double(value, v) && v >= 0.001 && v <= 3600)
           o.time_limit_ns = static_cast<int64_t>(v * 1e9);
         else
           o.errors.push_back("--time-limit-s=" + value + ": expected a number in [0.001, 3600]");
@@ -103,7 +85,7 @@ HostOptions parse_host_options(int argc, char** argv) {
     } else if (a == "--seed") {
       int64_t v = 0;
       if (need(a)) {
-        if (to_int(value, v) && v >= 0)
+        if (parse_i64(value, v) && v >= 0)
           o.seed = static_cast<uint64_t>(v);
         else
           o.errors.push_back("--seed=" + value + ": expected a non-negative integer");

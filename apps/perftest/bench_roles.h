@@ -110,7 +110,8 @@ void check_progress(TestState& t, TimeNs now) noexcept;
 
 /// The bandwidth row of a finished test: average = bytes / (last completion - first post);
 /// peak = perftest's (apps/perftest/bw_peak.h: the best rate over any run of consecutive
-/// messages, posted to completed), 0 in duration mode (-D) as perftest prints it.
+/// messages, posted to completed), 0 in duration mode (-D) and 0 for a side that posted
+/// nothing (the SEND server without -b), as perftest prints them (its noPeak).
 BwRow bw_summary(const TestState& t, const PerftestOptions& o);
 
 }  // namespace rocemu::perftest
