@@ -143,8 +143,12 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
     }
   }
   const std::string tag = "re" + std::to_string(getpid() % 100000) + "_" + std::to_string(instance_);
+  // AF_XDP shares the pool's memory as its umem, whose chunks (one mbuf each) must fit a
+  // 4 KB page: 9 KB data rooms make the PMD fail with "Failed to create umem".
+  mbuf_data_bytes_ = opt.backend == PortBackend::kAfXdp ? std::min(opt.mbuf_data_bytes, kAfXdpMbufDataBytes)
+                                                        : opt.mbuf_data_bytes;
   pool_ = rte_pktmbuf_pool_create((tag + "_pool").c_str(), opt.pool_mbufs, 256, 0,
-                                  static_cast<uint16_t>(RTE_PKTMBUF_HEADROOM + opt.mbuf_data_bytes),
+                                  static_cast<uint16_t>(RTE_PKTMBUF_HEADROOM + mbuf_data_bytes_),
                                   static_cast<int>(rte_socket_id()));
   if (!pool_) fail("mbuf pool of " + std::to_string(opt.pool_mbufs) + " mbufs", rte_errno);
   prefault_pool(pool_);

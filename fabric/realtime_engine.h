@@ -45,10 +45,15 @@ bool parse_backend(const std::string& s, PortBackend& out) noexcept;
 inline const std::vector<std::string> kBackendNames = {"ring", "af_packet", "af_xdp", "tap",
                                                        "memif", "pci"};
 
+/// af_xdp's umem chunks (one mbuf each) must fit a 4 KB page: its pool has 2 KB data rooms,
+/// so frames up to 2048 bytes ([nic] mtu_bytes <= 1024 for hosts on af_xdp ports).
+inline constexpr uint32_t kAfXdpMbufDataBytes = 2048;
+
 struct RealtimeOptions {
   PortBackend backend = PortBackend::kRing;
   uint32_t pool_mbufs = 16383;     // one pool for every port and node
-  uint32_t mbuf_data_bytes = 9216; // data room (jumbo frames fit one segment)
+  uint32_t mbuf_data_bytes = 9216; // data room (jumbo frames fit one segment); af_xdp: at most
+                                   // kAfXdpMbufDataBytes
   uint32_t ring_size = 1024;       // ring wires and rx/tx descriptors
   std::string memif_socket;        // default /tmp/rocemu-memif-<pid>.sock
   std::vector<uint32_t> node_lcore;  // lcore per topology node; empty = all on the caller
@@ -112,6 +117,8 @@ class RealtimeEngine {
 
   /// The pool nodes allocate packets from.
   rte_mempool* pool() const noexcept { return pool_; }
+  /// Its data room per mbuf (RealtimeOptions::mbuf_data_bytes, capped for af_xdp).
+  uint32_t mbuf_data_bytes() const noexcept { return mbuf_data_bytes_; }
 
   /// Binds topology node `index` to `node` (not owned). Throws std::invalid_argument if
   /// the port count differs from the topology's or the node is external.
@@ -179,6 +186,7 @@ class RealtimeEngine {
   uint64_t ns_per_tsc_q32_ = 0;  // 1e9 / tsc_hz in 32.32 fixed point: ns = dt * q >> 32
   TimeNs end_ns_ = 0;
   TimeNs idle_sleep_ns_ = 0;
+  uint32_t mbuf_data_bytes_ = 0;
   uint32_t instance_ = 0;
   std::atomic<bool> stop_{false};
   RealtimeStats stats_;

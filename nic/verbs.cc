@@ -51,6 +51,14 @@ RoceHost::RoceHost(const NicParams& params, const Topology& topo, uint32_t node_
   if (n.kind != NodeKind::kHost || n.ports.empty())
     throw std::invalid_argument("RoceHost: node '" + n.name + "' is not a host with a port");
   if (!pool) throw std::invalid_argument("RoceHost: no mbuf pool");
+  // The largest frame: headers, RETH (or AETH), one MTU of payload, ICRC.
+  const uint32_t frame_bytes = wire::kRoceHeadersBytes + 16 + params.mtu_bytes + 4;
+  const uint32_t room = rte_pktmbuf_data_room_size(pool) - RTE_PKTMBUF_HEADROOM;
+  if (frame_bytes > room)
+    throw std::invalid_argument("RoceHost: [nic] mtu_bytes = " + std::to_string(params.mtu_bytes) +
+                                " needs frames of " + std::to_string(frame_bytes) +
+                                " bytes; the port's mbufs hold " + std::to_string(room) +
+                                " (af_xdp ports: mtu_bytes <= 1024)");
   ipv4_ = n.ipv4;
   mac_ = n.ports[0].mac;
   const PortRef peer = n.ports[0].peer;
