@@ -191,6 +191,11 @@ TEST(NicParams, ShippedDefaultConfigParsesToTheDefaults) {
 }  // namespace
 }  // namespace rocemu::nic
 
+#include <rte_mbuf.h>
+
+#include <stdexcept>
+#include <string>
+
 #include "nic/roce_host.h"
 #include "tests/support/eal_env.h"
 
@@ -237,6 +242,29 @@ TEST(Verbs, QpStateMachineFollowsIbtaTransitions) {
   attr.qp_state = IBV_QPS_ERR;
   EXPECT_EQ(h.modify_qp(qpn, attr, IBV_QP_STATE), 0);
   EXPECT_EQ(h.qp_state(qpn), IBV_QPS_ERR);
+}
+
+TEST(Verbs, AHostRefusesMbufsTooSmallForItsMtu) {
+  Topology topo;
+  topo.add_node("a", NodeKind::kHost);
+  topo.add_node("b", NodeKind::kHost);
+  topo.add_link(0, 1, 25 * kBpsPerGbps, 0);
+  (void)test::test_mempool();  // starts EAL
+  // 2 KB data rooms, as the real-time engine gives af_xdp ports.
+  rte_mempool* small = rte_pktmbuf_pool_create("verbs_small_pool", 255, 0, 0,
+                                               RTE_PKTMBUF_HEADROOM + 2048, SOCKET_ID_ANY);
+  ASSERT_NE(small, nullptr);
+  NicParams p;
+  p.mtu_bytes = 1024;  // 54 + 16 + 1024 + 4 = 1098 bytes: fits
+  EXPECT_NO_THROW(RoceHost(p, topo, 0, small, 1));
+  p.mtu_bytes = 4096;  // 4170 bytes: does not
+  try {
+    RoceHost h(p, topo, 0, small, 1);
+    ADD_FAILURE() << "an MTU of 4096 on 2 KB mbufs was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("mtu_bytes = 4096"), std::string::npos) << e.what();
+  }
+  rte_mempool_free(small);
 }
 
 TEST(Verbs, MemoryRegionKeysAccessAndBoundsAreChecked) {
