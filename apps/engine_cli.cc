@@ -1,6 +1,7 @@
 // engine_cli.cc — argument parsing and help of the engine apps.
 #include "apps/engine_cli.h"
 
+#include "apps/cli_args.h"
 #include "apps/cli_numbers.h"
 #include "common/log.h"
 #include "fabric/eal.h"
@@ -13,35 +14,11 @@ namespace rocemu::apps {
 EngineCli parse_engine_cli(EngineKind kind, int argc, char** argv) {
   EngineCli c;
   const bool sim = kind == EngineKind::kSim;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--") {
-      if (sim) {
-        c.errors.push_back("`--` (EAL arguments) is for rocemu-testbed; rocemu-sim takes none");
-        break;
-      }
-      for (++i; i < argc; ++i) c.eal_args.push_back(argv[i]);
-      break;
-    }
+  ArgCursor args(argc, argv, c.errors);
+  while (args.next()) {
+    const std::string& a = args.flag();
     std::string value;
-    bool has_value = false;
-    if (a.rfind("--", 0) == 0) {
-      const auto eq = a.find('=');
-      if (eq != std::string::npos) {
-        value = a.substr(eq + 1);
-        a = a.substr(0, eq);
-        has_value = true;
-      }
-    }
-    auto need = [&](const char* name) -> bool {
-      if (has_value) return true;
-      if (i + 1 >= argc) {
-        c.errors.push_back(std::string(name) + ": needs a value");
-        return false;
-      }
-      value = argv[++i];
-      return true;
-    };
+    auto need = [&](const char*) -> bool { return args.value(value); };
     if (a == "-h" || a == "--help") {
       c.help = true;
     } else if (a == "--seed") {
@@ -79,6 +56,12 @@ EngineCli parse_engine_cli(EngineKind kind, int argc, char** argv) {
     } else {
       c.errors.push_back(a + ": only one configuration file may be given");
     }
+  }
+  if (args.at_separator()) {
+    if (sim)
+      c.errors.push_back("`--` (EAL arguments) is for rocemu-testbed; rocemu-sim takes none");
+    else
+      c.eal_args = args.rest();
   }
   if (!c.help && c.config_path.empty()) c.errors.push_back("missing the configuration file (see --help)");
   return c;

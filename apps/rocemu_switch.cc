@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli_args.h"
 #include "apps/cli_numbers.h"
 #include "common/log.h"
 #include "fabric/eal.h"
@@ -86,30 +87,11 @@ const char* kHelp =
 
 SwitchCli parse(int argc, char** argv) {
   SwitchCli c;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--") {
-      for (++i; i < argc; ++i) c.eal_args.push_back(argv[i]);
-      break;
-    }
+  apps::ArgCursor args(argc, argv, c.errors);
+  while (args.next()) {
+    const std::string& a = args.flag();
     std::string value;
-    bool has_value = false;
-    if (a.rfind("--", 0) == 0) {
-      if (const auto eq = a.find('='); eq != std::string::npos) {
-        value = a.substr(eq + 1);
-        a = a.substr(0, eq);
-        has_value = true;
-      }
-    }
-    auto need = [&](const char* name) -> bool {
-      if (has_value) return true;
-      if (i + 1 >= argc) {
-        c.errors.push_back(std::string(name) + ": needs a value");
-        return false;
-      }
-      value = argv[++i];
-      return true;
-    };
+    auto need = [&](const char*) -> bool { return args.value(value); };
     if (a == "-h" || a == "--help") {
       c.help = true;
     } else if (a == "--plan") {
@@ -161,6 +143,7 @@ SwitchCli parse(int argc, char** argv) {
       c.errors.push_back(a + ": only one configuration file may be given");
     }
   }
+  c.eal_args = args.rest();
   if (!c.help && c.config_path.empty())
     c.errors.push_back("missing the configuration file (see --help)");
   return c;

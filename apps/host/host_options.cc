@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "apps/cli_args.h"
 #include "apps/cli_numbers.h"
 
 namespace rocemu::apps {
@@ -11,31 +12,11 @@ namespace rocemu::apps {
 HostOptions parse_host_options(int argc, char** argv) {
   HostOptions o;
   bool merge_seen = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--") {
-      for (++i; i < argc; ++i) o.eal_args.push_back(argv[i]);
-      break;
-    }
+  ArgCursor args(argc, argv, o.errors);
+  while (args.next()) {
+    const std::string& a = args.flag();
     std::string value;
-    bool has_value = false;
-    if (a.rfind("--", 0) == 0) {
-      const auto eq = a.find('=');
-      if (eq != std::string::npos) {
-        value = a.substr(eq + 1);
-        a = a.substr(0, eq);
-        has_value = true;
-      }
-    }
-    auto need = [&](const std::string& name) -> bool {
-      if (has_value) return true;
-      if (i + 1 >= argc) {
-        o.errors.push_back(name + ": needs a value");
-        return false;
-      }
-      value = argv[++i];
-      return true;
-    };
+    auto need = [&](const std::string&) -> bool { return args.value(value); };
     auto ms = [&](const std::string& name, int64_t lo, int64_t hi, int64_t& out) {
       int64_t v = 0;
       if (!need(name)) return;
@@ -107,6 +88,7 @@ HostOptions parse_host_options(int argc, char** argv) {
       o.errors.push_back(a + ": only one configuration file may be given");
     }
   }
+  o.eal_args = args.rest();
   if (o.help) return o;
   if (o.config_path.empty()) o.errors.push_back("missing the configuration file (see --help)");
   if (o.list_hosts) return o;
