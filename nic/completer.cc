@@ -18,6 +18,9 @@ constexpr uint8_t kNakPsnSeq = 0, kNakInvalidRequest = 1, kNakRemoteAccess = 2;
 }  // namespace
 
 void RoceHost::on_progress(Qp& qp, TimeNs now) noexcept {
+  // Never resend what the responder has acknowledged (an ACK or READ response for a first
+  // transmission that overtook its resend): resume at una if sending is behind it.
+  if (psn_diff(qp.una_psn, qp.sq_psn) > 0) resume_at_una(qp);
   qp.retries_left = qp.retry_cnt;
   qp.rewound_at_una = false;
   const bool outstanding = psn_diff(qp.sq_psn, qp.una_psn) > 0;
@@ -61,9 +64,6 @@ bool RoceHost::ack_up_to(Qp& qp, uint32_t psn, TimeNs now) noexcept {
     qp.una_psn = una;
     progress = true;
   }
-  // Never resend what the responder has acknowledged: resume at una if sending had been
-  // rewound behind it.
-  if (psn_diff(qp.una_psn, qp.sq_psn) > 0) rewind_to_una(qp);
   if (progress) on_progress(qp, now);
   return progress;
 }
@@ -86,6 +86,12 @@ void RoceHost::complete_ack(Qp& qp, const RocePacket& p, TimeNs now) noexcept {
     return;
   }
   if (kind != kAethRnr && kind != kAethNak) {
+    ++counters_.drops[static_cast<int>(RxDrop::kStaleResponse)];
+    return;
+  }
+  // A NAK names the PSN the responder expects: one before una_psn is older than an ACK
+  // already taken (a reordered or duplicated NAK) and must not move una_psn back.
+  if (psn_diff(p.psn, qp.una_psn) < 0) {
     ++counters_.drops[static_cast<int>(RxDrop::kStaleResponse)];
     return;
   }
@@ -120,14 +126,17 @@ void RoceHost::complete_ack(Qp& qp, const RocePacket& p, TimeNs now) noexcept {
     }
     return;
   }
-  enter_error(qp, code == kNakInvalidRequest  ? IBV_WC_REM_INV_REQ_ERR
+  enter_error(qp, code == kNakInvalidRequest ? IBV_WC_REM_INV_REQ_ERR
                   : code == kNakRemoteAccess ? IBV_WC_REM_ACCESS_ERR
                                              : IBV_WC_REM_OP_ERR);
 }
 
 void RoceHost::complete_read_response(Qp& qp, const RocePacket& p, TimeNs now) noexcept {
   const auto stale = [&] { ++counters_.drops[static_cast<int>(RxDrop::kStaleResponse)]; };
-  if (psn_diff(p.psn, qp.una_psn) < 0 || psn_diff(p.psn, qp.sq_psn) >= 0) return stale();
+  // Responses may answer any request sent so far, also one sent before a go-back-N moved
+  // sq_psn back: the window is [una, highest PSN ever requested].
+  const uint32_t top = qp.sent_any ? psn_add(qp.max_sent_psn, 1) : qp.sq_psn;
+  if (psn_diff(p.psn, qp.una_psn) < 0 || psn_diff(p.psn, top) >= 0) return stale();
   // Implicit acknowledgement of the SENDs and WRITEs before the READ.
   while (qp.sq.head != qp.sq_send) {
     SendWqe& w = qp.sq.at(qp.sq.head);
@@ -151,19 +160,20 @@ void RoceHost::complete_read_response(Qp& qp, const RocePacket& p, TimeNs now) n
   const uint32_t k = w.read_pkts_done;
   const uint32_t off = k * qp.mtu_bytes;
   const uint32_t want = w.length - off < qp.mtu_bytes ? w.length - off : qp.mtu_bytes;
-  // Positions count from the PSN the READ was last requested at: a resumed READ is a new
-  // request for the rest, answered FIRST..LAST (or ONLY) again (9.7.5.1.4).
-  const bool first = k == w.read_req_base, last = k + 1 == w.npkts;
-  const uint32_t pos = p.op_flags & (kOpFirst | kOpMiddle | kOpLast);
-  const uint32_t expect_pos = first && last ? kOpOnly : first ? kOpFirst : last ? kOpLast : kOpMiddle;
-  if (pos != expect_pos || p.payload_len != want) return stale();
+  if (!read_response_position_ok(p.op_flags, k, w.npkts) || p.payload_len != want) return stale();
   sge_scatter(w.sge.data(), w.num_sge, off, p.frame + p.payload_off, want);
   ++w.read_pkts_done;
   qp.una_psn = psn_add(p.psn, 1);
-  if (last) {
+  if (k + 1 == w.npkts) {
     complete_send_wqe(qp, w, IBV_WC_SUCCESS);
     ++qp.sq.head;
-    if (qp.reads_in_flight > 0) --qp.reads_in_flight;
+    if (qp.sq_send == qp.sq.head - 1) {
+      // Sending had been rewound onto this READ (its re-request not yet sent): on_progress
+      // moves the send position past it.
+      qp.sq_send = qp.sq.head;
+    } else if (qp.reads_in_flight > 0) {
+      --qp.reads_in_flight;
+    }
   }
   ++counters_.acks_received;
   on_progress(qp, now);

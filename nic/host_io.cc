@@ -10,7 +10,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
+#include <cstdio>
 
+#include "nic/psn.h"
 #include "nic/roce_host.h"
 
 namespace rocemu::nic {
@@ -93,8 +96,9 @@ void RoceHost::receive_mac_control(const uint8_t* frame, uint32_t len, TimeNs no
     ++counters_.pfc_frames_received[prio];
     const uint16_t q = pfc->quanta(prio);
     // One quantum = 512 bit times = 64 bytes at the link rate.
-    paused_until_[prio] =
-        q == 0 || link_rate_bps_ == 0 ? 0 : now + serialization_ns(uint64_t{q} * 64, link_rate_bps_);
+    paused_until_[prio] = q == 0 || link_rate_bps_ == 0
+                              ? 0
+                              : now + serialization_ns(uint64_t{q} * 64, link_rate_bps_);
   }
   all_dirty_ = true;  // QP deadlines include the pause ends
 }
@@ -192,7 +196,42 @@ TimeNs RoceHost::qp_deadline(const Qp& qp) const noexcept {
   return t;
 }
 
+const char* RoceHost::invariant_violation(const Qp& qp) const noexcept {
+  if (qp.state != IBV_QPS_RTS) return nullptr;
+  if (psn_diff(qp.sq_psn, qp.una_psn) < 0) return "sq_psn behind una_psn";
+  if (qp.sq.head == qp.sq.tail) return nullptr;  // nothing outstanding
+  if (qp.sq_send < qp.sq.head || qp.sq_send - qp.sq.head > qp.sq.size())
+    return "send position outside the send queue";
+  if (requester_has_work(qp) || qp.rnr_hold_until != 0) return nullptr;
+  if (qp.retrans_deadline != kNever || local_ack_timeout_ns(qp.timeout) == kNever) return nullptr;
+  return "outstanding work with nothing to send and no timer armed";
+}
+
+std::string RoceHost::check_invariants() const {
+  for (const auto& q : qps_) {
+    if (const char* why = invariant_violation(*q)) {
+      char buf[256];
+      std::snprintf(buf, sizeof buf,
+                    "QP 0x%x: %s (sq head %u send %u tail %u, sq_psn %u una_psn %u, "
+                    "deadline %lld)",
+                    q->qpn, why, q->sq.head, q->sq_send, q->sq.tail, q->sq_psn, q->una_psn,
+                    static_cast<long long>(q->retrans_deadline));
+      return buf;
+    }
+  }
+  return {};
+}
+
 TimeNs RoceHost::next_deadline() const noexcept {
+#ifndef NDEBUG
+  // Every event ends with the engine asking for the next deadline: the QPs it touched must
+  // be live (a QP with outstanding work has a packet ready or a timer armed).
+  for (uint32_t i : dirty_qps_) {
+    if (invariant_violation(*qps_[i]) == nullptr) continue;
+    std::fprintf(stderr, "rocemu: RC invariant broken: %s\n", check_invariants().c_str());
+    assert(!"RC liveness invariant (see the line above)");
+  }
+#endif
   if (all_dirty_) {
     for (uint32_t i = 0; i < qps_.size(); ++i) qp_deadlines_.update(i, qp_deadline(*qps_[i]));
     all_dirty_ = false;

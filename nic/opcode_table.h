@@ -8,9 +8,9 @@
 // receive checks apply: opcode vs QP state (10.3.1) and the request sequence (9.7.5.1.2).
 #pragma once
 
-#include <cstdint>
-
 #include <infiniband/verbs.h>
+
+#include <cstdint>
 
 namespace rocemu::nic {
 
@@ -23,10 +23,10 @@ enum OpFlags : uint32_t {
   kOpLast = 1u << 5,
   kOpSend = 1u << 6,
   kOpWrite = 1u << 7,
-  kOpRead = 1u << 8,      // read request
+  kOpRead = 1u << 8,  // read request
   kOpReadResp = 1u << 9,
-  kOpAck = 1u << 10,      // ACK / NAK / atomic ACK
-  kOpAtomic = 1u << 11,   // compare-swap / fetch-add request
+  kOpAck = 1u << 10,     // ACK / NAK / atomic ACK
+  kOpAtomic = 1u << 11,  // compare-swap / fetch-add request
   kOpCnp = 1u << 12,
   kOpReth = 1u << 13,
   kOpAeth = 1u << 14,
@@ -59,5 +59,21 @@ bool opcode_legal_in_state(uint8_t opcode, ibv_qp_state state) noexcept;
 /// 0xff for none) may `next` follow? A SEND/WRITE FIRST or MIDDLE must be followed by a
 /// MIDDLE or LAST of the same kind; otherwise no MIDDLE or LAST may come.
 bool op_sequence_ok(uint8_t prev, uint8_t next) noexcept;
+
+/// Requester rule for READ responses: may a response whose opcode has position flags
+/// `op_flags` be response `k` (0-based) of a READ of `npkts` response packets? Response 0 is
+/// FIRST (ONLY when npkts == 1). A later one continues the original request (MIDDLE, LAST)
+/// or begins the answer to a re-request from PSN first + k: Linux rxe replays such a
+/// duplicate READ as MIDDLE ... LAST (rxe_resp.c, replay state), rocemu's responder as a
+/// new request FIRST ... LAST (or ONLY), so both are accepted (IBTA 9.7.5.1.4 leaves the
+/// responder's choice to the implementation; the offset follows from the PSN either way).
+constexpr bool read_response_position_ok(uint32_t op_flags, uint32_t k, uint32_t npkts) noexcept {
+  if (!(op_flags & kOpReadResp)) return false;
+  const uint32_t pos = op_flags & (kOpFirst | kOpMiddle | kOpLast);
+  const bool last = k + 1 == npkts;
+  if (k == 0) return pos == (last ? kOpOnly : kOpFirst);
+  if (last) return pos == kOpLast || pos == kOpOnly;
+  return pos == kOpMiddle || pos == kOpFirst;
+}
 
 }  // namespace rocemu::nic

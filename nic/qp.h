@@ -6,12 +6,12 @@
 // creation, so the data path never allocates. PSNs are 24-bit (psn.h); sizes in bytes.
 #pragma once
 
+#include <infiniband/verbs.h>
+
 #include <array>
 #include <cstdint>
 #include <cstring>
 #include <vector>
-
-#include <infiniband/verbs.h>
 
 #include "common/time_ns.h"
 #include "nic/packet.h"
@@ -79,11 +79,22 @@ struct RecvWqe {
 struct ReadJob {
   const uint8_t* addr = nullptr;
   uint32_t len = 0;
-  uint32_t psn = 0;       // PSN of the first response
-  uint32_t pkts_sent = 0;
+  uint32_t psn = 0;        // PSN of the READ's first response (response k has psn + k)
+  uint32_t pkts_sent = 0;  // next response to send; a re-request from inside the READ starts
+                           // here past 0, and its first answer is then MIDDLE (or LAST)
   uint32_t npkts = 0;
   uint32_t msn = 0;
 };
+
+/// An RDMA READ request the responder accepted, kept so that a duplicate re-requesting part
+/// of it can be told from a new one (as rxe's read resources, rxe_resp.c).
+struct ReadRecord {
+  uint32_t psn = 0, npkts = 0;  // PSNs [psn, psn + npkts) of its responses
+  uint64_t va = 0;
+  uint32_t len = 0, rkey = 0;
+  bool valid = false;
+};
+inline constexpr uint32_t kReadHistory = 16;
 
 /// Fixed-capacity FIFO over a vector sized at creation; indices grow monotonically.
 template <typename T>
@@ -137,20 +148,21 @@ struct Qp {
   uint32_t qpn = 0;
   ibv_qp_state state = IBV_QPS_RESET;
   uint32_t mtu_bytes = 1024;
-  Ring<SendWqe> sq;               // [head, send): in flight; [send, tail): not yet sent
-  uint32_t sq_send = 0;           // index of the WQE being sent
-  uint32_t send_offset = 0;       // bytes of sq[sq_send] already sent
-  uint32_t sq_psn = 0;            // next PSN to send
-  uint32_t max_sent_psn = 0;      // highest PSN ever sent (retransmission counting)
+  Ring<SendWqe> sq;           // [head, send): in flight; [send, tail): not yet sent
+  uint32_t sq_send = 0;       // index of the WQE being sent
+  uint32_t send_offset = 0;   // bytes of sq[sq_send] already sent
+  uint32_t sq_psn = 0;        // next PSN to send
+  uint32_t max_sent_psn = 0;  // highest PSN ever sent (retransmission counting)
   bool sent_any = false;
   uint32_t pkts_since_ack_req = 0;
   uint32_t reads_in_flight = 0;
-  uint32_t una_psn = 0;           // oldest PSN not acknowledged
+  uint32_t una_psn = 0;  // oldest PSN not acknowledged
   TimeNs retrans_deadline = kNever;
   TimeNs rnr_hold_until = 0;
   uint8_t retries_left = 7, rnr_left = 7;
-  bool rewound_at_una = false;    // a go-back-N to una_psn already happened
-  uint64_t rate_bps = 0;          // 0 = unlimited
+  bool rewound_at_una = false;  // a go-back-N to una_psn already happened
+  bool rearm_on_send = false;   // restart the ACK timer with the next packet sent
+  uint64_t rate_bps = 0;        // 0 = unlimited
   TimeNs next_tx_ns = 0;
   FrameTemplate data_tmpl, ctl_tmpl;
   uint8_t data_priority = 3, ctl_priority = 6;
@@ -166,6 +178,8 @@ struct Qp {
   Ring<RecvWqe> rq;
   uint32_t recv_offset = 0;
   Ring<ReadJob> reads;
+  std::array<ReadRecord, kReadHistory> read_history{};  // the last kReadHistory READs accepted
+  uint32_t read_history_next = 0;
   CtlKind ctl = CtlKind::kNone;
   uint8_t ctl_syndrome = 0;
   uint32_t ctl_psn = 0, ctl_msn = 0;

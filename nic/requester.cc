@@ -79,10 +79,11 @@ rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
   const bool ack_req = last || qp.pkts_since_ack_req + 1 >= params_.ack_every_packets;
   uint8_t* f = nullptr;
   rte_mbuf* m = alloc_frame(frame_bytes(ext, payload), f);
-  if (!m) [[unlikely]] return nullptr;
+  if (!m) [[unlikely]]
+    return nullptr;
   const bool solicited = last && (w.send_flags & IBV_SEND_SOLICITED);
-  uint32_t at = write_headers(f, qp.data_tmpl, opcode, psn, ack_req, solicited, ext, payload,
-                              ip_id_++);
+  uint32_t at =
+      write_headers(f, qp.data_tmpl, opcode, psn, ack_req, solicited, ext, payload, ip_id_++);
   if (is_read || (is_write && first)) {
     auto* r = reinterpret_cast<Reth*>(f + at);
     r->set_va(w.remote_addr + qp.send_offset);
@@ -120,7 +121,11 @@ rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
     qp.send_offset = 0;
     if (is_read) ++qp.reads_in_flight;
   }
-  if (qp.retrans_deadline == kNever) {
+  // The local ACK timer runs from the oldest unacknowledged send; after a go-back-N it
+  // restarts with the first resend, so a rewind does not inherit a deadline that was
+  // about to expire (which would spend a retry on data that was just resent).
+  if (qp.retrans_deadline == kNever || qp.rearm_on_send) {
+    qp.rearm_on_send = false;
     const TimeNs t = local_ack_timeout_ns(qp.timeout);
     qp.retrans_deadline = t == kNever ? kNever : now + t;
   }
@@ -128,9 +133,23 @@ rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
 }
 
 void RoceHost::rewind_to_una(Qp& qp) noexcept {
+  resume_at_una(qp);
+  qp.rewound_at_una = true;
+  qp.rearm_on_send = true;
+  ++counters_.rewinds;
+}
+
+void RoceHost::resume_at_una(Qp& qp) noexcept {
+  // Restart at the first started WQE that still holds an unacknowledged PSN. When every
+  // started WQE is acknowledged (an ACK for the first transmission overtook the resend),
+  // sending resumes at una_psn with the first WQE not yet started: sq_psn must never stay
+  // behind una_psn, or the window test sees 2^32 - 1 PSNs outstanding and nothing is ever
+  // sent again while no timer is armed (the go-back-N deadlock).
   uint32_t psn = qp.una_psn;
-  for (uint32_t i = qp.sq.head; i != qp.sq.tail; ++i) {
-    SendWqe& w = qp.sq.at(i);
+  uint32_t i = qp.sq.head;
+  uint32_t offset = 0;
+  for (; i != qp.sq.tail; ++i) {
+    const SendWqe& w = qp.sq.at(i);
     if (!w.started) break;
     if (psn_diff(psn, w.last_psn) > 0) continue;
     if (psn_diff(psn, w.first_psn) < 0) psn = w.first_psn;
@@ -138,17 +157,16 @@ void RoceHost::rewind_to_una(Qp& qp) noexcept {
       const uint32_t resume = psn_add(w.first_psn, w.read_pkts_done);
       if (psn_diff(resume, psn) > 0) psn = resume;
     }
-    qp.sq_send = i;
-    qp.send_offset = static_cast<uint32_t>(psn_diff(psn, w.first_psn)) * qp.mtu_bytes;
-    qp.sq_psn = psn;
-    qp.pkts_since_ack_req = 0;
-    qp.reads_in_flight = 0;
-    for (uint32_t j = qp.sq.head; j != i; ++j)
-      if (qp.sq.at(j).opcode == IBV_WR_RDMA_READ) ++qp.reads_in_flight;
-    qp.rewound_at_una = true;
-    ++counters_.rewinds;
-    return;
+    offset = static_cast<uint32_t>(psn_diff(psn, w.first_psn)) * qp.mtu_bytes;
+    break;
   }
+  qp.sq_send = i;
+  qp.send_offset = offset;
+  qp.sq_psn = psn;
+  qp.pkts_since_ack_req = 0;
+  qp.reads_in_flight = 0;
+  for (uint32_t j = qp.sq.head; j != i; ++j)
+    if (qp.sq.at(j).opcode == IBV_WR_RDMA_READ) ++qp.reads_in_flight;
 }
 
 }  // namespace rocemu::nic

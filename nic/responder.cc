@@ -50,7 +50,8 @@ rte_mbuf* RoceHost::responder_ctl(Qp& qp) noexcept {
   if (qp.cnp_pending) {
     // RoCEv2 CNP (annex A17.9.3): BTH opcode 0x81 to the requester's QP, 16 reserved bytes.
     rte_mbuf* m = alloc_frame(frame_bytes(16, 0), f);
-    if (!m) [[unlikely]] return nullptr;
+    if (!m) [[unlikely]]
+      return nullptr;
     const uint32_t at = write_headers(f, qp.ctl_tmpl, kCnp, 0, false, false, 16, 0, ip_id_++);
     std::memset(f + at, 0, 16);
     reinterpret_cast<Bth*>(f + kBthOff)->resv8a = 0x40;  // BECN, as CNPs on the wire carry
@@ -60,7 +61,8 @@ rte_mbuf* RoceHost::responder_ctl(Qp& qp) noexcept {
     return m;
   }
   rte_mbuf* m = alloc_frame(frame_bytes(sizeof(Aeth), 0), f);
-  if (!m) [[unlikely]] return nullptr;
+  if (!m) [[unlikely]]
+    return nullptr;
   const uint32_t at = write_headers(f, qp.ctl_tmpl, kRcAcknowledge, qp.ctl_psn, false, false,
                                     sizeof(Aeth), 0, ip_id_++);
   auto* aeth = reinterpret_cast<Aeth*>(f + at);
@@ -90,16 +92,19 @@ rte_mbuf* RoceHost::responder_read_next(Qp& qp) noexcept {
   const uint32_t ext = (first || last) ? sizeof(Aeth) : 0;
   uint8_t* f = nullptr;
   rte_mbuf* m = alloc_frame(frame_bytes(ext, n), f);
-  if (!m) [[unlikely]] return nullptr;
-  uint32_t at = write_headers(f, qp.data_tmpl, opcode, psn_add(job.psn, k), false, false, ext, n,
-                              ip_id_++);
+  if (!m) [[unlikely]]
+    return nullptr;
+  uint32_t at =
+      write_headers(f, qp.data_tmpl, opcode, psn_add(job.psn, k), false, false, ext, n, ip_id_++);
   if (ext) {
     auto* aeth = reinterpret_cast<Aeth*>(f + at);
     aeth->syndrome = kSynAck;
     aeth->set_msn(job.msn);
     at += sizeof(Aeth);
   }
-  std::memcpy(f + at, job.addr + off, n);
+  // A zero-length READ names no memory (IBTA C9-88: its R_Key and VA are not checked), so
+  // there is nothing to copy and job.addr may be anything, null included.
+  if (n != 0) std::memcpy(f + at, job.addr + off, n);
   seal_frame(f);
   ++counters_.read_responses_sent;
   if (++job.pkts_sent == job.npkts) ++qp.reads.head;
@@ -135,6 +140,8 @@ void RoceHost::respond(Qp& qp, const RocePacket& p, TimeNs /*now*/) noexcept {
   } else if (f & kOpRead) {
     if (!respond_read(qp, p, p.psn)) return;
     const ReadJob& job = qp.reads.at(qp.reads.tail - 1);
+    qp.read_history[qp.read_history_next++ % kReadHistory] = {job.psn,   job.npkts, p.va,
+                                                              p.dma_len, p.rkey,    true};
     qp.epsn = psn_add(p.psn, job.npkts);
     qp.prev_opcode = p.opcode;
     qp.nak_sent = false;
@@ -154,14 +161,57 @@ void RoceHost::respond(Qp& qp, const RocePacket& p, TimeNs /*now*/) noexcept {
 }
 
 void RoceHost::respond_duplicate(Qp& qp, const RocePacket& p) noexcept {
-  if (p.op_flags & kOpRead) {
-    // Re-execute (9.7.5.1.4), unless the same response is already queued.
-    for (uint32_t i = qp.reads.head; i != qp.reads.tail; ++i)
-      if (qp.reads.at(i).psn == p.psn) return;
-    respond_read(qp, p, p.psn);
+  if (!(p.op_flags & kOpRead)) {
+    queue_ack(qp, psn_add(qp.epsn, kPsnMask));
     return;
   }
-  queue_ack(qp, psn_add(qp.epsn, kPsnMask));
+  // A duplicate READ (9.7.5.1.4) re-requests an earlier READ from its first PSN or, when the
+  // requester lost a response, from inside it: the responder answers again from there, as
+  // Linux rxe does, continuing the original response (MIDDLE .. LAST past its first packet:
+  // rxe's completer takes FIRST only at a READ's first PSN). The request must name a part
+  // of the original (same R_Key, the original's bytes from that PSN on) and still pass the
+  // access checks; anything else is dropped (rxe: class D error).
+  for (const ReadRecord& r : qp.read_history) {
+    if (!r.valid) continue;
+    const int32_t at = psn_diff(p.psn, r.psn);
+    if (at < 0 || static_cast<uint32_t>(at) >= r.npkts) continue;
+    const uint64_t off = uint64_t{static_cast<uint32_t>(at)} * qp.mtu_bytes;
+    if (p.rkey != r.rkey || p.va != r.va + off || uint64_t{p.dma_len} + off != r.len ||
+        !read_allowed(qp, p.rkey, p.va, p.dma_len)) {
+      ++counters_.drops[static_cast<int>(RxDrop::kInvalidRequest)];
+      return;
+    }
+    // Still being answered (or queued): restart its response at the requested packet.
+    uint32_t pos = qp.reads.head;
+    for (; pos != qp.reads.tail; ++pos) {
+      ReadJob& job = qp.reads.at(pos);
+      if (job.psn == r.psn) {
+        if (job.pkts_sent > static_cast<uint32_t>(at)) job.pkts_sent = static_cast<uint32_t>(at);
+        return;
+      }
+      if (psn_diff(job.psn, r.psn) > 0) break;
+    }
+    if (qp.reads.full()) {
+      ++counters_.drops[static_cast<int>(RxDrop::kInvalidRequest)];
+      return;  // the requester's timer asks again once responses have drained the ring
+    }
+    // Responses go out in PSN order: the replay goes before the jobs of later READs (also
+    // one being answered: the requester, which went back to this PSN, drops their responses
+    // until this READ is complete, and re-requests them in turn).
+    for (uint32_t i = qp.reads.tail; i != pos; --i) qp.reads.at(i) = qp.reads.at(i - 1);
+    ReadJob& job = qp.reads.at(pos);
+    job = ReadJob{};
+    job.addr = r.len == 0 ? nullptr : reinterpret_cast<const uint8_t*>(r.va);
+    job.len = r.len;
+    job.psn = r.psn;
+    job.npkts = r.npkts;
+    job.pkts_sent = static_cast<uint32_t>(at);
+    job.msn = psn_add(qp.msn, 1);
+    ++qp.reads.tail;
+    return;
+  }
+  // Older than every READ this QP remembers: answer it as a new request.
+  respond_read(qp, p, p.psn);
 }
 
 bool RoceHost::respond_send(Qp& qp, const RocePacket& p) noexcept {
@@ -225,9 +275,9 @@ bool RoceHost::respond_write(Qp& qp, const RocePacket& p) noexcept {
   const uint32_t mtu = qp.mtu_bytes;
   if (f & kOpFirst) {
     const MemoryRegion* mr = find_mr(p.rkey, true);
-    const bool allowed = p.dma_len == 0 ||
-                         (mr && mr->pd == qp.pd && (mr->access & IBV_ACCESS_REMOTE_WRITE) &&
-                          (qp.access & IBV_ACCESS_REMOTE_WRITE) && mr->contains(p.va, p.dma_len));
+    const bool allowed =
+        p.dma_len == 0 || (mr && mr->pd == qp.pd && (mr->access & IBV_ACCESS_REMOTE_WRITE) &&
+                           (qp.access & IBV_ACCESS_REMOTE_WRITE) && mr->contains(p.va, p.dma_len));
     if (!allowed) {
       ++counters_.drops[static_cast<int>(RxDrop::kRemoteAccess)];
       queue_nak(qp, kSynNakAccess, p.psn);
@@ -270,12 +320,15 @@ bool RoceHost::respond_write(Qp& qp, const RocePacket& p) noexcept {
   return true;
 }
 
+bool RoceHost::read_allowed(const Qp& qp, uint32_t rkey, uint64_t va, uint32_t len) const noexcept {
+  if (len == 0) return true;  // IBTA C9-88: a zero-length READ's R_Key and VA are not checked
+  const MemoryRegion* mr = find_mr(rkey, true);
+  return mr && mr->pd == qp.pd && (mr->access & IBV_ACCESS_REMOTE_READ) &&
+         (qp.access & IBV_ACCESS_REMOTE_READ) && mr->contains(va, len);
+}
+
 bool RoceHost::respond_read(Qp& qp, const RocePacket& p, uint32_t psn) noexcept {
-  const MemoryRegion* mr = find_mr(p.rkey, true);
-  const bool allowed = p.dma_len == 0 ||
-                       (mr && mr->pd == qp.pd && (mr->access & IBV_ACCESS_REMOTE_READ) &&
-                        (qp.access & IBV_ACCESS_REMOTE_READ) && mr->contains(p.va, p.dma_len));
-  if (!allowed) {
+  if (!read_allowed(qp, p.rkey, p.va, p.dma_len)) {
     ++counters_.drops[static_cast<int>(RxDrop::kRemoteAccess)];
     queue_nak(qp, kSynNakAccess, psn);
     return false;
@@ -288,7 +341,7 @@ bool RoceHost::respond_read(Qp& qp, const RocePacket& p, uint32_t psn) noexcept 
     return false;
   }
   ReadJob job;
-  job.addr = reinterpret_cast<const uint8_t*>(p.va);
+  job.addr = p.dma_len == 0 ? nullptr : reinterpret_cast<const uint8_t*>(p.va);
   job.len = p.dma_len;
   job.psn = psn;
   job.npkts = p.dma_len == 0 ? 1 : (p.dma_len + qp.mtu_bytes - 1) / qp.mtu_bytes;

@@ -12,12 +12,13 @@
 // lcore, or the test). Verbs calls may interleave freely with rx/tx/on_timer.
 #pragma once
 
+#include <infiniband/verbs.h>
+
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
-
-#include <infiniband/verbs.h>
 
 #include "common/min_tree.h"
 #include "common/node.h"
@@ -74,8 +75,8 @@ class RoceHost final : public rocemu::Node {
   /// Host `node_index` of `topo` (a host with at least one port; port 0 is used). Frames
   /// come from `pool` (one segment must hold MTU + 74 bytes). `seed` seeds initial PSNs.
   /// Throws std::invalid_argument if the node is not a host with a port.
-  RoceHost(const NicParams& params, const Topology& topo, uint32_t node_index,
-           rte_mempool* pool, uint64_t seed);
+  RoceHost(const NicParams& params, const Topology& topo, uint32_t node_index, rte_mempool* pool,
+           uint64_t seed);
   ~RoceHost() override;
   RoceHost(const RoceHost&) = delete;
   RoceHost& operator=(const RoceHost&) = delete;
@@ -126,6 +127,12 @@ class RoceHost final : public rocemu::Node {
   void on_timer(TimeNs now) noexcept override;
 
   const NicCounters& counters() const noexcept { return counters_; }
+  /// Checks the RC liveness invariants of every QP: sq_psn never behind una_psn, and a QP in
+  /// RTS with outstanding send work (and a finite local ACK timeout) either has a packet
+  /// ready to send, an RNR wait, or its retransmit timer armed. Returns "" when they hold,
+  /// else a description of the first violation (QPN and state). Debug builds also assert
+  /// them for every QP an event touched.
+  std::string check_invariants() const;
   uint32_t ipv4() const noexcept { return ipv4_; }
   const NicParams& params() const noexcept { return params_; }
   /// Time until which PFC pauses `priority` (0 if not paused).
@@ -140,7 +147,8 @@ class RoceHost final : public rocemu::Node {
   bool requester_has_work(const Qp& qp) const noexcept;
   bool requester_ready(const Qp& qp, TimeNs now) const noexcept;
   rte_mbuf* requester_next(Qp& qp, TimeNs now) noexcept;
-  void rewind_to_una(Qp& qp) noexcept;
+  void rewind_to_una(Qp& qp) noexcept;  // go-back-N: resume_at_una, counted, timer restarts
+  void resume_at_una(Qp& qp) noexcept;  // send position := first unacknowledged PSN
   // completer.cc
   void complete_ack(Qp& qp, const RocePacket& p, TimeNs now) noexcept;
   void complete_read_response(Qp& qp, const RocePacket& p, TimeNs now) noexcept;
@@ -154,6 +162,7 @@ class RoceHost final : public rocemu::Node {
   bool respond_send(Qp& qp, const RocePacket& p) noexcept;
   bool respond_write(Qp& qp, const RocePacket& p) noexcept;
   bool respond_read(Qp& qp, const RocePacket& p, uint32_t psn) noexcept;
+  bool read_allowed(const Qp& qp, uint32_t rkey, uint64_t va, uint32_t len) const noexcept;
   void queue_ack(Qp& qp, uint32_t psn) noexcept;
   void queue_nak(Qp& qp, uint8_t syndrome, uint32_t psn) noexcept;
   rte_mbuf* responder_ctl(Qp& qp) noexcept;
@@ -172,6 +181,7 @@ class RoceHost final : public rocemu::Node {
   void track_new_qp();
   void touch(uint32_t index) noexcept;
   bool data_work(const Qp& qp) const noexcept;
+  const char* invariant_violation(const Qp& qp) const noexcept;
   TimeNs qp_deadline(const Qp& qp) const noexcept;
 
   NicParams params_;
@@ -200,10 +210,14 @@ class RoceHost final : public rocemu::Node {
   mutable std::vector<uint32_t> dirty_qps_;  // indices whose qp_deadlines_ entry is stale
   mutable std::vector<uint8_t> dirty_;       // per index: queued in dirty_qps_
   mutable bool all_dirty_ = false;           // every entry stale (PFC pause changed, new QP)
-  std::vector<MemoryRegion> mrs_;         // index = key >> 8
+  std::vector<MemoryRegion> mrs_;            // index = key >> 8
   std::vector<CompletionQueue> cqs_;
   uint32_t num_pds_ = 0;
 };
+
+/// Name of a work completion status, as ibv_wc_status_str prints it (without linking
+/// libibverbs).
+const char* wc_status_name(int status) noexcept;
 
 /// IPv4-mapped GID (::ffff:a.b.c.d) of a host-order IPv4 address, as rxe uses for RoCEv2.
 ibv_gid ipv4_mapped_gid(uint32_t ipv4) noexcept;

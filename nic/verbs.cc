@@ -450,4 +450,29 @@ int connect_rc(RoceHost& host, uint32_t qpn, const QpInfo& peer, const ConnectOp
                             IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
+const char* wc_status_name(int status) noexcept {
+  switch (status) {
+    case IBV_WC_SUCCESS:
+      return "success";
+    case IBV_WC_LOC_LEN_ERR:
+      return "local length error";
+    case IBV_WC_LOC_PROT_ERR:
+      return "local protection error";
+    case IBV_WC_WR_FLUSH_ERR:
+      return "work request flushed";
+    case IBV_WC_REM_INV_REQ_ERR:
+      return "remote invalid request";
+    case IBV_WC_REM_ACCESS_ERR:
+      return "remote access error";
+    case IBV_WC_REM_OP_ERR:
+      return "remote operation error";
+    case IBV_WC_RETRY_EXC_ERR:
+      return "transport retry counter exceeded";
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+      return "RNR retry counter exceeded";
+    default:
+      return "other error (see ibv_wc_status)";
+  }
+}
+
 }  // namespace rocemu::nic

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "apps/interop/arp_reply.h"
+#include "common/wire.h"
 #include "nic/packet.h"
 
 namespace rocemu::interop {
@@ -25,6 +26,20 @@ Topology two_host_topology(const EndpointAddress& self, const EndpointAddress& p
   nodes[b].ports[0].mac = peer.mac;
   return t;
 }
+
+namespace {
+/// A RoCEv2 (IPv4, UDP 4791) RDMA READ response: FIRST, MIDDLE, LAST or ONLY.
+bool is_read_response(const uint8_t* frame, uint32_t len) noexcept {
+  using namespace wire;
+  if (len < kRoceHeadersBytes) return false;
+  if (reinterpret_cast<const Ethernet*>(frame)->ethertype() != kEtherTypeIpv4) return false;
+  const auto* ip = reinterpret_cast<const Ipv4*>(frame + kIpOff);
+  const auto* udp = reinterpret_cast<const Udp*>(frame + kUdpOff);
+  if (ip->protocol != kIpProtoUdp || udp->dst_port() != kRoceV2Port) return false;
+  const uint8_t op = reinterpret_cast<const Bth*>(frame + kBthOff)->opcode;
+  return op >= kRcReadResponseFirst && op <= kRcReadResponseOnly;
+}
+}  // namespace
 
 TimeNs Endpoint::poll() noexcept {
   const TimeNs now = tsc_now_ns();
@@ -44,6 +59,12 @@ TimeNs Endpoint::poll() noexcept {
       } else {
         rte_pktmbuf_free(m);
       }
+      continue;
+    }
+    if (read_response_loss_ > 0 && is_read_response(frame, rte_pktmbuf_data_len(m)) &&
+        loss_rng_.uniform() < read_response_loss_) {
+      ++read_responses_dropped_;
+      rte_pktmbuf_free(m);
       continue;
     }
     roce[nroce++] = m;  // the RoceHost counts and frees what is not RoCEv2 for it
@@ -108,6 +129,12 @@ std::string Endpoint::counters_report() const {
                 (unsigned long long)c.naks_received, (unsigned long long)c.timeouts,
                 (unsigned long long)arp_replies_);
   out += line;
+  if (read_response_loss_ > 0) {
+    std::snprintf(line, sizeof line,
+                  "rocemu: READ responses dropped on purpose (loss %.3f): %llu\n",
+                  read_response_loss_, (unsigned long long)read_responses_dropped_);
+    out += line;
+  }
   for (int r = 1; r < nic::kNumRxDrops; ++r) {
     if (c.drops[r] == 0) continue;
     std::snprintf(line, sizeof line, "rocemu: dropped %llu rx packets: %s\n",
@@ -115,31 +142,6 @@ std::string Endpoint::counters_report() const {
     out += line;
   }
   return out;
-}
-
-const char* wc_status_name(int status) noexcept {
-  switch (status) {
-    case IBV_WC_SUCCESS:
-      return "success";
-    case IBV_WC_LOC_LEN_ERR:
-      return "local length error";
-    case IBV_WC_LOC_PROT_ERR:
-      return "local protection error";
-    case IBV_WC_WR_FLUSH_ERR:
-      return "work request flushed";
-    case IBV_WC_REM_INV_REQ_ERR:
-      return "remote invalid request";
-    case IBV_WC_REM_ACCESS_ERR:
-      return "remote access error";
-    case IBV_WC_REM_OP_ERR:
-      return "remote operation error";
-    case IBV_WC_RETRY_EXC_ERR:
-      return "transport retry counter exceeded";
-    case IBV_WC_RNR_RETRY_EXC_ERR:
-      return "RNR retry counter exceeded";
-    default:
-      return "other error (see ibv_wc_status)";
-  }
 }
 
 bool parse_mac(const std::string& s, MacAddr& out) noexcept {

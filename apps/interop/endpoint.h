@@ -13,6 +13,7 @@
 #include "apps/interop/dpdk_port.h"
 #include "apps/interop/side_channel.h"
 #include "common/idle_backoff.h"
+#include "common/rng.h"
 #include "common/topology.h"
 #include "nic/roce_host.h"
 
@@ -39,12 +40,23 @@ class Endpoint {
   /// deadline, at most `max_sleep_ns` (common/idle_backoff.h).
   TimeNs poll() noexcept;
   /// Turns the idle backoff on (max_sleep_ns > 0) or off (0, the default: busy polling).
-  void set_idle_sleep(TimeNs max_sleep_ns) noexcept { idle_ = IdleBackoff({.max_sleep_ns = max_sleep_ns}); }
+  void set_idle_sleep(TimeNs max_sleep_ns) noexcept {
+    idle_ = IdleBackoff({.max_sleep_ns = max_sleep_ns});
+  }
 
   /// Receives exactly n side-channel bytes while polling the port: the peer may need us
   /// meanwhile (rxe resolves our MAC by ARP when its QP goes to RTR, before it replies).
   /// Throws std::runtime_error after timeout_ms or if the channel fails.
   void recv_polling(TcpChannel& ch, void* buf, size_t n, int timeout_ms);
+
+  /// Fault injection for the loss tests: drops each RoCEv2 READ response received (opcodes
+  /// 0x0D-0x10) with probability `loss`, drawn from a stream seeded by `seed`, before the
+  /// RoceHost sees it, as a lossy link between the peer and us would. 0 (the default): none.
+  void set_read_response_loss(double loss, uint64_t seed) noexcept {
+    read_response_loss_ = loss;
+    loss_rng_ = Rng(seed, "interop-read-response-loss");
+  }
+  uint64_t read_responses_dropped() const noexcept { return read_responses_dropped_; }
 
   uint64_t arp_replies() const noexcept { return arp_replies_; }
   uint64_t port_tx_retries() const noexcept { return tx_retries_; }
@@ -59,11 +71,14 @@ class Endpoint {
   std::array<rte_mbuf*, kBurst> pending_{};
   uint16_t pending_n_ = 0;
   uint64_t arp_replies_ = 0, tx_retries_ = 0;
+  double read_response_loss_ = 0;
+  Rng loss_rng_{0};
+  uint64_t read_responses_dropped_ = 0;
   IdleBackoff idle_{IdleBackoffParams{}};
 };
 
-/// Name of a work completion status (ibv_wc_status_str without linking libibverbs).
-const char* wc_status_name(int status) noexcept;
+/// Name of a work completion status: nic::wc_status_name (nic/roce_host.h).
+using nic::wc_status_name;
 
 /// "aa:bb:cc:dd:ee:ff" -> MAC; false if malformed.
 bool parse_mac(const std::string& s, MacAddr& out) noexcept;

@@ -15,6 +15,9 @@
 //   --side-ip (10.77.0.1: where the server listens for the TCP side channel)
 //   --iters N (1000)  --size BYTES (4096)  --bytes BYTES (1048576)  --seed N (7)
 //   --rate-gbps G (0 = unpaced)  --ack-timeout EXP (14: 4.096 us x 2^14)  --timeout-s S (60)
+//   --drop-read-responses P (0: none; rdma-check) drop a seeded fraction P of the READ
+//                            responses received from the peer, as a lossy link would: the
+//                            check then also requires that some were dropped and recovered
 // Exit: 0 success, 1 failed check, 2 usage error, 3 setup error (EAL, port).
 #include <cstdio>
 #include <cstdlib>
@@ -61,7 +64,8 @@ int main(int argc, char** argv) {
                                           {"seed", "7"},
                                           {"rate-gbps", "0"},
                                           {"ack-timeout", "14"},
-                                          {"timeout-s", "60"}};
+                                          {"timeout-s", "60"},
+                                          {"drop-read-responses", "0"}};
   for (int i = 2; i < argc; i += 2) {
     std::string k = argv[i];
     if (k.rfind("--", 0) != 0 || !o.count(k.substr(2)) || i + 1 >= argc)
@@ -86,10 +90,15 @@ int main(int argc, char** argv) {
     so.rate_bps = static_cast<uint64_t>(std::stod(o["rate-gbps"]) * 1e9);
     so.timeout_ms = std::stoi(o["timeout-s"]) * 1000;
     so.ack_timeout = std::stoi(o["ack-timeout"]);
+    so.read_response_loss = std::stod(o["drop-read-responses"]);
   } catch (const std::exception&) {
     return usage("numeric option out of range");
   }
   if (so.ack_timeout < 0 || so.ack_timeout > 31) return usage("--ack-timeout must be 0..31");
+  if (!(so.read_response_loss >= 0 && so.read_response_loss < 0.5))
+    return usage("--drop-read-responses must be in [0, 0.5)");
+  if (so.read_response_loss > 0 && mode != "rdma-check")
+    return usage("--drop-read-responses is for rdma-check");
   if (so.iters == 0 || so.size_bytes == 0 || so.bytes == 0 || so.bytes % 8 || so.timeout_ms <= 0)
     return usage("--iters/--size/--bytes/--timeout-s must be positive (--bytes a multiple of 8)");
   so.side_ip = o["side-ip"];
@@ -117,6 +126,7 @@ int main(int argc, char** argv) {
   int rc = 1;
   try {
     Endpoint ep(*port, *host, self);
+    if (so.read_response_loss > 0) ep.set_read_response_loss(so.read_response_loss, so.seed);
     rc = mode == "rdma-check"        ? run_rdma_check(ep, *host, so)
          : mode == "perftest-server" ? run_perftest_server(ep, *host, so)
                                      : run_pingpong(ep, *host, so);

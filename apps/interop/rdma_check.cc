@@ -160,8 +160,12 @@ int run_rdma_check(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt
       "rdma check: guest READ+RECV mismatches %ld; guest WRITE into rocemu mismatches %zu; "
       "rocemu WRITE into guest mismatches %ld (words of 8 bytes)\n",
       guest_bad, write_bad, guest_write_bad);
-  const bool ok =
+  bool ok =
       read_bad == 0 && recv_bad == 0 && guest_bad == 0 && write_bad == 0 && guest_write_bad == 0;
+  if (opt.read_response_loss > 0 && ep.read_responses_dropped() == 0) {
+    std::printf("rdma check: no READ response was dropped: the loss case was not exercised\n");
+    ok = false;
+  }
   const auto t1 = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() - t1 < std::chrono::milliseconds(200)) ep.poll();
   std::printf("rdma check: %s (%u bytes WRITE, READ and SEND each way, data verified)\n%s",

@@ -26,6 +26,7 @@ struct ScenarioOptions {
   uint64_t rate_bps = 0;  // pacing of our QP (0 = unlimited)
   int ack_timeout = 14;   // local ACK timeout exponent: 4.096 us x 2^n (14: 67 ms)
   int timeout_ms = 60000;
+  double read_response_loss = 0;  // fraction of received READ responses dropped (loss tests)
 };
 
 int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt);

@@ -54,7 +54,7 @@ TEST(OpcodeTable, ExtendedHeadersMatchIbtaTable38) {
   EXPECT_EQ(op_info(kRcFetchAdd).ext_bytes, 28);
   EXPECT_EQ(op_info(kRcSendLastImm).ext_bytes, 4);
   EXPECT_EQ(op_info(kCnp).ext_bytes, 16);
-  EXPECT_EQ(op_info(0x15).flags, 0u);  // reserved
+  EXPECT_EQ(op_info(0x15).flags, 0u);     // reserved
   EXPECT_EQ(op_info(0x64).ext_bytes, 8);  // UD SEND_ONLY: DETH; parsed, never served
   EXPECT_FALSE(op_info(0x64).flags & (kOpRequest | kOpResponse));
   EXPECT_EQ(op_info(0x2c).flags, 0u);
@@ -87,6 +87,37 @@ TEST(OpcodeTable, RequestSequenceRules) {
   EXPECT_TRUE(op_sequence_ok(kRcWriteLast, kRcSendOnly));
 }
 
+// READ response k of n: FIRST/ONLY at 0; later ones MIDDLE/LAST of the original answer, or
+// FIRST/ONLY where a responder answers a re-request from inside the READ as a new request.
+TEST(OpcodeTable, ReadResponsePositions) {
+  using namespace wire;
+  const auto ok = [](uint8_t op, uint32_t k, uint32_t n) {
+    return read_response_position_ok(op_info(op).flags, k, n);
+  };
+  // One-packet READ: only ONLY.
+  EXPECT_TRUE(ok(kRcReadResponseOnly, 0, 1));
+  EXPECT_FALSE(ok(kRcReadResponseFirst, 0, 1));
+  EXPECT_FALSE(ok(kRcReadResponseMiddle, 0, 1));
+  EXPECT_FALSE(ok(kRcReadResponseLast, 0, 1));
+  // Response 0 of 4: FIRST only.
+  EXPECT_TRUE(ok(kRcReadResponseFirst, 0, 4));
+  EXPECT_FALSE(ok(kRcReadResponseMiddle, 0, 4));
+  EXPECT_FALSE(ok(kRcReadResponseOnly, 0, 4));
+  EXPECT_FALSE(ok(kRcReadResponseLast, 0, 4));
+  // Response 2 of 4: MIDDLE (rxe's replay and the original) or FIRST (a new-request replay).
+  EXPECT_TRUE(ok(kRcReadResponseMiddle, 2, 4));
+  EXPECT_TRUE(ok(kRcReadResponseFirst, 2, 4));
+  EXPECT_FALSE(ok(kRcReadResponseLast, 2, 4));
+  EXPECT_FALSE(ok(kRcReadResponseOnly, 2, 4));
+  // Response 3 of 4: LAST, or ONLY for a new-request replay of one packet.
+  EXPECT_TRUE(ok(kRcReadResponseLast, 3, 4));
+  EXPECT_TRUE(ok(kRcReadResponseOnly, 3, 4));
+  EXPECT_FALSE(ok(kRcReadResponseMiddle, 3, 4));
+  EXPECT_FALSE(ok(kRcReadResponseFirst, 3, 4));
+  // Not a READ response at all.
+  EXPECT_FALSE(ok(kRcAcknowledge, 0, 1));
+}
+
 TEST(Packet, BuildThenParseRoundTripsEveryField) {
   test::test_mempool();
   FrameAddress a;
@@ -99,7 +130,8 @@ TEST(Packet, BuildThenParseRoundTripsEveryField) {
   a.dqpn = 0x12;
   const FrameTemplate t = make_template(a);
   std::vector<uint8_t> f(frame_bytes(20, 1001));
-  uint32_t at = write_headers(f.data(), t, wire::kRcWriteOnlyImm, 0xFFFFFF, true, true, 20, 1001, 7);
+  uint32_t at =
+      write_headers(f.data(), t, wire::kRcWriteOnlyImm, 0xFFFFFF, true, true, 20, 1001, 7);
   auto* r = reinterpret_cast<wire::Reth*>(f.data() + at);
   r->set_va(0x1122334455667788ull);
   r->set_rkey(0xabcd);
