@@ -49,6 +49,16 @@ EngineCli parse_engine_cli(EngineKind kind, int argc, char** argv) {
         if (parse_double(value, v) && v >= 0.001 && v <= 3600) c.time_limit_s = v;
         else c.errors.push_back("--time-limit-s=" + value + ": expected a number in [0.001, 3600]");
       }
+    } else if (a == "--policy") {
+      if (need("--policy")) c.policy = value;
+    } else if (a == "--agent-model") {
+      if (need("--agent-model")) c.agent_model = value;
+    } else if (a == "--agent-interval-us") {
+      int64_t v = 0;
+      if (need("--agent-interval-us")) {
+        if (parse_i64(value, v) && v >= 1 && v <= 60'000'000) c.agent_interval_us = v;
+        else c.errors.push_back("--agent-interval-us=" + value + ": expected an integer in [1, 60000000]");
+      }
     } else if (!a.empty() && a[0] == '-') {
       c.errors.push_back(a + ": unknown option (see --help)");
     } else if (c.config_path.empty()) {
@@ -71,7 +81,8 @@ std::string engine_help(EngineKind kind, const std::string& p) {
   const bool sim = kind == EngineKind::kSim;
   std::string s;
   if (sim) {
-    s += "usage: " + p + " CONFIG.toml [--seed N] [--out DIR] [--log-level LEVEL] [--until-us N]\n\n";
+    s += "usage: " + p + " CONFIG.toml [--seed N] [--out DIR] [--log-level LEVEL] [--until-us N]\n"
+         "       [--policy static|graphcc|acc|alternate] [--agent-model FILE] [--agent-interval-us N]\n\n";
     s += "Runs the job of CONFIG.toml in deterministic virtual time: links serialise at their\n"
          "rate and add their delay; the same seed gives byte-identical result files.\n\n";
   } else {
@@ -89,6 +100,14 @@ std::string engine_help(EngineKind kind, const std::string& p) {
        "                       link impairments and the job's data pattern\n"
        "  --out DIR            directory for summary.json, summary.csv and captures (default out)\n"
        "  --log-level LEVEL    trace|debug|info|warn|error|critical|off (default $ROCEMU_LOG or info)\n";
+  s += "  --policy P           who sets every switch port's ECN thresholds each interval: static\n"
+       "                       ([agent] profile or [switch.ecn]), graphcc or acc (need a model),\n"
+       "                       alternate (test policy); overrides [agent] policy (docs/agent.md)\n"
+       "  --agent-model FILE   the model of graphcc/acc (rocemu-train's output; refused with the\n"
+       "                       reason if missing, corrupt or made for another topology)\n"
+       "  --agent-interval-us N  control interval (overrides [agent] interval_us; default 100)\n";
+  if (!sim)
+    s += "                       (real time does not run the agent yet: refused with the reason)\n";
   if (sim) {
     s += "  --until-us N         stop virtual time at N us even if the job is not done\n"
          "                       (overrides [sim].until_us; default 1000000)\n";
@@ -140,6 +159,14 @@ std::optional<int> prepare_run(EngineKind kind, const char* program, int argc, c
     return kExitUsage;
   }
   apply_overrides(cli, cfg);
+  try {
+    fabric::apply_agent_flags(cfg, cli.policy, cli.agent_model, cli.agent_interval_us);
+    if (kind == EngineKind::kTestbed) fabric::check_realtime_honours(cfg);
+  } catch (const ConfigError& e) {
+    std::fprintf(stderr, "%s: %s", program, e.what());
+    if (std::string(e.what()).back() != '\n') std::fputc('\n', stderr);
+    return kExitUsage;
+  }
   return std::nullopt;
 }
 

@@ -22,8 +22,11 @@ int main(int argc, char** argv) {
     eal.program = "rocemu-sim";
     eal.user_args = {"--log-level", "lib.eal:error"};
     fabric::eal_start(eal);
-    if (cfg.workload)
-      return apps::finish_workload("rocemu-sim", fabric::run_workload_virtual(cfg), cli.out_dir);
+    if (cfg.workload) {
+      fabric::WorkloadRunOptions wo;
+      wo.out_dir = cli.out_dir;
+      return apps::finish_workload("rocemu-sim", fabric::run_workload_virtual(cfg, wo), cli.out_dir);
+    }
     return apps::finish_write_job("rocemu-sim", fabric::run_write_job_virtual(cfg, cli.out_dir), cli.out_dir);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "rocemu-sim: %s\n", e.what());

@@ -169,6 +169,7 @@ int main(int argc, char** argv) {
   std::vector<fabric::HostPlanRow> plan;
   try {
     cfg = fabric::load_run_config(cli.config_path);
+    fabric::check_realtime_honours(cfg);
     plan = fabric::host_plan(cfg);
   } catch (const ConfigError& e) {
     std::string msg = e.what();

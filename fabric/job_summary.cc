@@ -31,6 +31,12 @@ std::string to_json(const JobResult& r) {
   s += "  \"goodput_gbps\": " + fixed(r.goodput_gbps) + ",\n";
   s += "  \"retransmitted_packets\": " + std::to_string(r.retransmitted_packets) + ",\n";
   s += "  \"timeouts\": " + std::to_string(r.timeouts) + ",\n";
+  if (!r.agent.policy.empty())
+    s += "  \"agent\": {\"policy\": \"" + r.agent.policy +
+         "\", \"interval_ns\": " + std::to_string(r.agent.interval_ns) +
+         ", \"intervals\": " + std::to_string(r.agent.intervals) +
+         ", \"settings_changed\": " + std::to_string(r.agent.settings_changed) +
+         ", \"missed_intervals\": " + std::to_string(r.agent.missed_intervals) + "},\n";
   s += "  \"ports\": [\n";
   for (size_t i = 0; i < r.ports.size(); ++i) {
     const auto& p = r.ports[i];
@@ -72,6 +78,7 @@ std::string to_text(const JobResult& r) {
   s += "  elapsed (engine time): " + fixed(static_cast<double>(r.elapsed_ns) / 1e3, 3) + " us   goodput: " +
        fixed(r.goodput_gbps, 3) + " Gbps   retransmitted packets: " + std::to_string(r.retransmitted_packets) +
        "\n";
+  s += agent_text(r.agent);
   s += "  wall time: " + fixed(static_cast<double>(r.wall_ns) / 1e6, 3) + " ms   engine CPU time: " +
        fixed(static_cast<double>(r.cpu_ns) / 1e6, 3) + " ms";
   if (r.events > 0)

@@ -4,6 +4,9 @@
 #include <filesystem>
 #include <limits>
 
+#include "agent/model_file.h"
+#include "agent/policy.h"
+
 namespace rocemu::fabric {
 
 namespace {
@@ -67,7 +70,114 @@ void read_dcqcn(ConfigReader& d, const std::string& source, RunConfig& cfg) {
   }
 }
 
+std::string resolve_beside(const std::string& path, const std::string& source) {
+  namespace fs = std::filesystem;
+  if (!fs::exists(path) && fs::path(path).is_relative()) {
+    const fs::path beside = fs::path(source).parent_path() / path;
+    if (fs::exists(beside)) return beside.string();
+  }
+  return path;
+}
+
+constexpr const char* kAgentPolicies[] = {"static", "graphcc", "acc", "alternate"};
+
+/// Loads the model of a graphcc/acc policy and checks it against the topology's port graph;
+/// the reason of a refusal, or "".
+std::string load_agent_model(AgentRunParams& a, const Topology& t) {
+  if (a.policy != "graphcc" && a.policy != "acc") return "";
+  if (a.model_path.empty()) return "policy '" + a.policy + "' needs a model file (model = \"PATH\")";
+  try {
+    auto m = std::make_shared<agent::Model>(agent::load_model(a.model_path));
+    const bool graphcc = m->kind == agent::ModelKind::kGraphCc;
+    if (graphcc != (a.policy == "graphcc"))
+      return "'" + a.model_path + "' is " + (graphcc ? "a GraphCC" : "an ACC") +
+             " model, not one for policy '" + a.policy + "'";
+    if (!t.nodes().empty()) (void)agent::make_policy(*m, agent::PortGraph(t));
+    a.model = std::move(m);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void read_agent(ConfigReader& g, const std::string& source, const Topology& t, AgentRunParams& a) {
+  a.policy = g.required_string("policy");
+  bool known = false;
+  for (const char* p : kAgentPolicies) known = known || a.policy == p;
+  if (!known) {
+    g.error("policy", "must be one of static, graphcc, acc, alternate");
+    a.policy.clear();
+  }
+  a.interval_ns = g.integer("interval_us", a.interval_ns / kNsPerUs, 1, 60'000'000) * kNsPerUs;
+  a.record = g.boolean("record", false);
+  if (g.has("model")) {
+    if (a.policy != "graphcc" && a.policy != "acc") g.error("model", "only graphcc and acc take a model");
+    a.model_path = resolve_beside(g.string("model", ""), source);
+  }
+  if (g.has("profile")) {
+    if (a.policy != "static") g.error("profile", "only the static policy takes an ECN profile");
+    toml::table one;
+    one.insert("profile", resolve_beside(g.string("profile", ""), source));
+    ConfigReader pr(one, g.path(), g.errors());
+    a.profile = sw::read_ecn_profile(pr, "profile");
+  }
+  if (g.has("actions")) {
+    if (a.policy != "alternate") g.error("actions", "only the alternate policy takes actions");
+    const auto v = g.integer_array("actions", {0, 119}, 0, agent::kNumActions - 1);
+    if (v.size() != 2)
+      g.error("actions", "give exactly two action ids");
+    else
+      a.alternate = {static_cast<int>(v[0]), static_cast<int>(v[1])};
+  }
+  if (const std::string why = load_agent_model(a, t); !why.empty()) g.error("model", why);
+  g.finish();
+}
+
 }  // namespace
+
+void check_realtime_honours(const RunConfig& cfg) {
+  ConfigErrors errors;
+  if (cfg.agent.on())
+    errors.add("agent", cfg.agent.policy,
+               "the agent runs in virtual time (rocemu-sim) only so far; the real-time engine "
+               "and rocemu-switch do not run it yet");
+  if (cfg.workload && !cfg.capture.ports.empty())
+    errors.add("capture", "", "a real-time [workload] run does not capture yet (rocemu-sim does)");
+  if (cfg.workload && cfg.telemetry.interval_ns > 0)
+    errors.add("telemetry", "", "a real-time [workload] run does not sample queues yet (rocemu-sim does)");
+  if (!errors.empty()) throw ConfigError(errors.format(cfg.source));
+}
+
+void apply_agent_flags(RunConfig& cfg, const std::string& policy, const std::string& model,
+                       int64_t interval_us) {
+  ConfigErrors errors;
+  AgentRunParams& a = cfg.agent;
+  if (!policy.empty()) {
+    bool known = false;
+    for (const char* p : kAgentPolicies) known = known || policy == p;
+    if (!known) errors.add("--policy", policy, "must be one of static, graphcc, acc, alternate");
+    if (policy != a.policy) {
+      a.model.reset();
+      if (policy != "static") a.profile.reset();
+    }
+    a.policy = policy;
+  }
+  if (!model.empty()) {
+    if (!a.on()) errors.add("--agent-model", model, "needs --policy graphcc|acc (or an [agent] table)");
+    a.model_path = model;
+    a.model.reset();
+  }
+  if (interval_us != 0) {
+    if (interval_us < 1 || interval_us > 60'000'000)
+      errors.add("--agent-interval-us", std::to_string(interval_us), "must be in [1, 60000000]");
+    a.interval_ns = interval_us * kNsPerUs;
+  }
+  if (errors.empty() && a.on() && !a.model) {
+    if (const std::string why = load_agent_model(a, cfg.topology.topology); !why.empty())
+      errors.add("--agent-model", a.model_path, why);
+  }
+  if (!errors.empty()) throw ConfigError(errors.format("command line"));
+}
 
 RunConfig parse_run_config(const toml::table& root, const std::string& source) {
   RunConfig cfg;
@@ -147,6 +257,7 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
     cfg.telemetry.interval_ns = tm->integer("interval_us", 0, 0, 3'600'000'000) * kNsPerUs;
     tm->finish();
   }
+  if (auto g = r.table("agent")) read_agent(*g, source, t, cfg.agent);
   if (const auto from = t.find(cfg.job.from); from >= 0) {
     if (auto it = cfg.testbed.placement.find(cfg.job.from); it != cfg.testbed.placement.end() && it->second != 0)
       errors.add("testbed.placement." + cfg.job.from, std::to_string(it->second),

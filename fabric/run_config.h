@@ -6,11 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "agent/model_weights.h"
 #include "common/topology.h"
 #include "fabric/realtime_engine.h"
 #include "fabric/topology_config.h"
@@ -56,6 +59,20 @@ struct TelemetryParams {
   TimeNs interval_ns = 0;
 };
 
+/// [agent] (docs/agent.md "In the loop"): who sets every switch egress port's RED-ECN
+/// thresholds during the run, once per interval_ns of engine time, from the switches'
+/// counters. policy "" = no [agent]: the [switch.ecn] thresholds stay all run.
+struct AgentRunParams {
+  std::string policy;          // "", "static", "graphcc", "acc", "alternate" (test policy)
+  std::string model_path;      // graphcc / acc: the model file (agent/model_file.h)
+  std::shared_ptr<const agent::Model> model;  // loaded and checked at load time
+  TimeNs interval_ns = 100 * kNsPerUs;
+  std::optional<sw::EcnParams> profile;  // static: thresholds (scaled per port); else [switch.ecn]
+  std::array<int, 2> alternate{0, 119};  // alternate: the two action ids it switches between
+  bool record = false;                   // ecn.csv and agent.csv in --out
+  bool on() const noexcept { return !policy.empty(); }
+};
+
 struct RunConfig {
   std::string source;  // the file it came from
   uint64_t seed = 1;
@@ -79,7 +96,18 @@ struct RunConfig {
   /// [workload] qps_per_pair (read here, not by parse_workload_params): RC QPs per ordered
   /// host pair that the workload job spreads flows over (docs/workload_runs.md).
   uint32_t workload_qps_per_pair = 1;
+  AgentRunParams agent;
 };
+
+/// Throws ConfigError naming each table of `cfg` that the real-time engine does not honour
+/// yet ([agent]; [capture] and [telemetry] with [workload]) instead of ignoring it.
+void check_realtime_honours(const RunConfig& cfg);
+
+/// Puts the command line's agent flags (--policy, --agent-model, --agent-interval-us) over
+/// cfg.agent, with the checks of the [agent] table. Empty strings / 0 leave a value alone.
+/// Throws ConfigError naming the flag.
+void apply_agent_flags(RunConfig& cfg, const std::string& policy, const std::string& model,
+                       int64_t interval_us);
 
 /// Reads and validates `path`. Throws ConfigError listing every problem (with lines), or
 /// naming the file if it cannot be read or parsed.

@@ -129,6 +129,12 @@ class WorkloadFabric {
   /// Inside a node call of host h at `now`: record its completions; a completion frees a
   /// slot on the pair's QP, so the pair's next waiting flow is posted.
   void reap(uint32_t h, TimeNs now) noexcept;
+  /// The switches, indexed by topology node (nullptr at hosts and in local-host mode).
+  std::vector<sw::SoftSwitch*> switch_ptrs() const {
+    std::vector<sw::SoftSwitch*> v;
+    for (const auto& s : switches_) v.push_back(s.get());
+    return v;
+  }
   /// Adds every switch port's egress queue (all priorities) as one sample.
   void sample_queues(TimeNs now);
   /// The run's result at engine time `end` (records sorted by flow id).

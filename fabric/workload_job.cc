@@ -23,6 +23,7 @@
 #include <rte_mbuf.h>
 
 #include "fabric/realtime_engine.h"
+#include "fabric/switch_nodes.h"
 #include "fabric/virtual_engine.h"
 #include "fabric/workload/progress.h"
 #include "fabric/workload_fabric.h"
@@ -63,14 +64,25 @@ WorkloadResult run_workload_virtual(const RunConfig& cfg, const WorkloadRunOptio
     WorkloadFabric f(cfg, wcfg, pool.get(), cfg.workload_qps_per_pair);
     ProgressPrinter progress(wcfg.params, cfg.sim.until_ns, opt);
     for (uint32_t i = 0; i < f.num_nodes(); ++i) e.attach(i, f.node(i));
+    auto tap = make_capture_tap(cfg, opt.out_dir);
+    if (tap)
+      for (const auto& p : cfg.capture.ports) e.set_tap(p, tap.get());
     e.every(opt.queue_sample_ns, [&](TimeNs now) {
       f.pull(now, 2 * opt.queue_sample_ns);
       f.sample_queues(now);
       progress.update(now, f.flows_finished());
       if (f.done()) e.stop();
     });
+    std::vector<const sw::SoftSwitch*> cswitches;
+    for (sw::SoftSwitch* s : f.switch_ptrs()) cswitches.push_back(s);
+    QueueTelemetry tel(cfg, cswitches, opt.out_dir, {}, 0);
+    if (tel.on()) e.every(cfg.telemetry.interval_ns, [&](TimeNs now) { tel.sample(now); });
+    EcnController agent(cfg, f.switch_ptrs(), opt.out_dir);
+    if (agent.on()) e.every(agent.interval_ns(), [&](TimeNs now) { agent.step(now); });
     const TimeNs end = e.run_until(cfg.sim.until_ns);
+    tel.flush();
     r = f.result("virtual", end);
+    r.agent = agent.stats();
     r.wall_ns = e.stats().wall_ns;
     r.events = e.stats().events;
   }
@@ -79,6 +91,7 @@ WorkloadResult run_workload_virtual(const RunConfig& cfg, const WorkloadRunOptio
 
 WorkloadResult run_workload_realtime(const RunConfig& cfg, const WorkloadRunOptions& opt) {
   if (!cfg.workload) throw std::invalid_argument("run_workload_realtime: the run has no [workload]");
+  check_realtime_honours(cfg);
   const workload::WorkloadConfig wcfg = make_workload_config_of(cfg);
   RealtimeOptions ro;
   ro.backend = cfg.testbed.backend;

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/ecn_controller.h"
 #include "fabric/run_config.h"
 #include "fabric/workload/fct.h"
 
@@ -36,6 +37,7 @@ struct WorkloadRunOptions {
   TimeNs queue_sample_ns = 10 * kNsPerUs;   // switch queues sampled; flows pulled 2x ahead
   TimeNs progress_interval_ns = 5 * kNsPerSec;  // wall time between progress lines
   std::FILE* progress_out = stderr;         // nullptr: no progress lines
+  std::string out_dir = ".";                // [agent] record, [capture] and [telemetry] files
 };
 
 struct WorkloadResult {
@@ -50,6 +52,7 @@ struct WorkloadResult {
   TimeNs end_ns = 0;             // engine time when the run ended
   uint64_t retransmitted_packets = 0, timeouts = 0;
   uint64_t switch_drops = 0, ecn_marked_packets = 0;
+  AgentStats agent;  // [agent]: policy and counts in metrics.csv; step times on stdout only
   // Not written to result files (not reproducible):
   int64_t wall_ns = 0;
   uint64_t events = 0;  // virtual engine events

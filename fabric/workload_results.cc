@@ -25,6 +25,12 @@ std::string workload_metrics_csv(const WorkloadResult& r) {
      << "timeouts," << r.timeouts << '\n'
      << "switch_drops," << r.switch_drops << '\n'
      << "ecn_marked_packets," << r.ecn_marked_packets << '\n';
+  if (!r.agent.policy.empty())
+    os << "agent_policy," << r.agent.policy << '\n'
+       << "agent_interval_ns," << r.agent.interval_ns << '\n'
+       << "agent_intervals," << r.agent.intervals << '\n'
+       << "agent_settings_changed," << r.agent.settings_changed << '\n'
+       << "agent_missed_intervals," << r.agent.missed_intervals << '\n';
   return os.str();
 }
 
@@ -70,6 +76,7 @@ std::string workload_text(const WorkloadResult& r) {
     s += line;
   }
   s += "\n";
+  s += agent_text(r.agent);
   s += workload::format_summary(r.summary);
   return s;
 }

@@ -67,6 +67,11 @@ class Fabric {
   Node* node(uint32_t i) const { return nodes_[i]; }
   size_t num_nodes() const { return nodes_.size(); }
   const sw::SoftSwitch* switch_at(uint32_t i) const { return switches_[i].get(); }
+  std::vector<sw::SoftSwitch*> switch_ptrs() const {
+    std::vector<sw::SoftSwitch*> v;
+    for (const auto& s : switches_) v.push_back(s.get());
+    return v;
+  }
   std::vector<const sw::SoftSwitch*> switches() const {
     std::vector<const sw::SoftSwitch*> v;
     for (const auto& s : switches_) v.push_back(s.get());
@@ -222,6 +227,8 @@ JobResult run_write_job_virtual(const RunConfig& cfg, const std::string& out_dir
     });
     QueueTelemetry tel(cfg, f.switches(), out_dir, {}, 0);
     if (tel.on()) e.every(cfg.telemetry.interval_ns, [&](TimeNs now) { tel.sample(now); });
+    EcnController agent(cfg, f.switch_ptrs(), out_dir);
+    if (agent.on()) e.every(agent.interval_ns(), [&](TimeNs now) { agent.step(now); });
     const int64_t cpu0 = thread_cpu_ns();
     const TimeNs end = e.run_until(cfg.sim.until_ns);
     r.cpu_ns = thread_cpu_ns() - cpu0;
@@ -229,6 +236,7 @@ JobResult run_write_job_virtual(const RunConfig& cfg, const std::string& out_dir
     const int64_t cpu_ns = r.cpu_ns;
     r = f.result("virtual", end, [&](PortRef p) -> const WireCounters& { return e.counters(p); });
     r.cpu_ns = cpu_ns;
+    r.agent = agent.stats();
     r.wall_ns = e.stats().wall_ns;
     r.events = e.stats().events;
   }
@@ -236,6 +244,7 @@ JobResult run_write_job_virtual(const RunConfig& cfg, const std::string& out_dir
 }
 
 JobResult run_write_job_realtime(const RunConfig& cfg, const std::string& out_dir) {
+  check_realtime_honours(cfg);
   RealtimeOptions opt;
   opt.backend = cfg.testbed.backend;
   opt.pool_mbufs = cfg.testbed.pool_mbufs;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/node.h"
+#include "fabric/ecn_controller.h"
 #include "fabric/run_config.h"
 
 struct rte_mempool;
@@ -48,6 +49,7 @@ struct JobResult {
   uint64_t retransmitted_packets = 0;
   uint64_t timeouts = 0;
   std::vector<PortSummary> ports;
+  AgentStats agent;  // [agent] (summary.json: policy and counts; step times on stdout only)
   // Not written to result files (not reproducible):
   int64_t wall_ns = 0;
   int64_t cpu_ns = 0;   // CPU time of the thread that ran the engine (main lcore)

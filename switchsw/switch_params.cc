@@ -33,6 +33,10 @@ std::array<uint8_t, 64> SwitchParams::dscp_map() const noexcept {
 EcnSetting SwitchParams::ecn_for_port(uint16_t port, uint64_t rate_bps) const noexcept {
   for (const auto& o : ecn_ports)
     if (o.port == port) return o.setting;
+  return scaled_ecn(ecn, rate_bps);
+}
+
+EcnSetting scaled_ecn(const EcnParams& ecn, uint64_t rate_bps) noexcept {
   const double scale = ecn.scale_with_bandwidth
                            ? static_cast<double>(rate_bps) / (ecn.reference_gbps * kBpsPerGbps)
                            : 1.0;
@@ -62,6 +66,26 @@ EcnParams parse_ecn(ConfigReader& r) {
 }
 
 }  // namespace
+
+std::optional<EcnParams> read_ecn_profile(ConfigReader& r, std::string_view key) {
+  const std::string path = r.string(key, "");
+  try {
+    const toml::table t = parse_toml_file(path);
+    ConfigReader root(t, "", r.errors());
+    std::optional<EcnParams> out;
+    if (auto pe = root.table("ecn")) {
+      out = parse_ecn(*pe);
+      pe->finish();
+    } else {
+      r.error(key, "profile has no [ecn] table");
+    }
+    root.finish();
+    return out;
+  } catch (const ConfigError& e) {
+    r.error(key, e.what());
+  }
+  return std::nullopt;
+}
 
 SwitchParams parse_switch_params(ConfigReader& r) {
   SwitchParams p;
@@ -113,20 +137,7 @@ SwitchParams parse_switch_params(ConfigReader& r) {
   if (has_profile && has_ecn) r.error("ecn_profile", "give either ecn_profile or [switch.ecn], not both");
   std::optional<ConfigReader> ecn = r.table("ecn");
   if (has_profile) {
-    const std::string path = r.string("ecn_profile", "");
-    try {
-      const toml::table t = parse_toml_file(path);
-      ConfigReader root(t, "", r.errors());
-      if (auto pe = root.table("ecn")) {
-        p.ecn = parse_ecn(*pe);
-        pe->finish();
-      } else {
-        r.error("ecn_profile", "profile has no [ecn] table");
-      }
-      root.finish();
-    } catch (const ConfigError& e) {
-      r.error("ecn_profile", e.what());
-    }
+    if (auto e = read_ecn_profile(r, "ecn_profile")) p.ecn = *e;
   }
   if (ecn) {
     p.ecn = parse_ecn(*ecn);

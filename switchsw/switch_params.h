@@ -13,6 +13,8 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -81,5 +83,11 @@ struct SwitchParams {
 /// Reads a [switch] table: `r` is a reader over that table (e.g. *root.table("switch")).
 /// Every problem goes to r.errors() as `switch.key=value: reason (line N)`; calls r.finish().
 SwitchParams parse_switch_params(ConfigReader& r);
+
+/// The [ecn] table of the ECN profile file named by string `key` of `r` (configs/ecn/*.toml);
+/// problems are reported on `r` under `key` (nullopt then).
+std::optional<EcnParams> read_ecn_profile(ConfigReader& r, std::string_view key);
+/// The setting of `ecn` on a port of `rate_bps` (thresholds x rate / reference when scaled).
+EcnSetting scaled_ecn(const EcnParams& ecn, uint64_t rate_bps) noexcept;
 
 }  // namespace rocemu::sw

@@ -4,6 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include "agent/model_file.h"
+#include "agent/port_graph.h"
+#include "tests/agent/test_weights.h"
+
 namespace rocemu::fabric {
 
 namespace {
@@ -125,6 +135,128 @@ TEST(RunConfig, MissingTopologyAndMissingFileAreReported) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/rocemu.toml: cannot read configuration file"),
               std::string::npos);
   }
+}
+
+// [agent]: every key read, every bad value refused with its reason before anything starts.
+namespace {
+struct AgentModels {
+  std::string dir, graphcc, acc, corrupt;
+  AgentModels() {
+    dir = (std::filesystem::temp_directory_path() /
+           ("rocemu-agent-cfg-" + std::to_string(::getpid()))).string();
+    std::filesystem::create_directories(dir);
+    graphcc = dir + "/g.model";
+    acc = dir + "/a.model";
+    corrupt = dir + "/c.model";
+    agent::Model g;
+    g.mpnn = agent::test::random_mpnn(3);
+    agent::save_model(graphcc, g);
+    const RunConfig c = parse_run_config(toml::parse(kTopo), "t.toml");
+    agent::Model a;
+    a.kind = agent::ModelKind::kAccPerPort;
+    a.acc = agent::test::random_acc(4, agent::PortGraph(c.topology.topology).num_agents());
+    agent::save_model(acc, a);
+    std::filesystem::copy_file(graphcc, corrupt);
+    std::fstream f(corrupt, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(200);
+    f.put('\x5a');
+  }
+  ~AgentModels() { std::filesystem::remove_all(dir); }
+};
+}  // namespace
+
+TEST(RunConfigAgent, ReadsPolicyModelIntervalRecordProfileAndActions) {
+  AgentModels m;
+  const RunConfig c = parse_run_config(toml::parse(std::string(kTopo) + "[agent]\npolicy = \"graphcc\"\n"
+                                                   "model = \"" + m.graphcc + "\"\ninterval_us = 250\nrecord = true\n"),
+                                       "t.toml");
+  EXPECT_EQ(c.agent.policy, "graphcc");
+  ASSERT_TRUE(c.agent.model);
+  EXPECT_EQ(c.agent.model->kind, agent::ModelKind::kGraphCc);
+  EXPECT_EQ(c.agent.interval_ns, 250 * kNsPerUs);
+  EXPECT_TRUE(c.agent.record);
+  const RunConfig a = parse_run_config(
+      toml::parse(std::string(kTopo) + "[agent]\npolicy = \"acc\"\nmodel = \"" + m.acc + "\"\n"), "t.toml");
+  ASSERT_TRUE(a.agent.model);
+  EXPECT_EQ(a.agent.model->kind, agent::ModelKind::kAccPerPort);
+  EXPECT_EQ(a.agent.interval_ns, 100 * kNsPerUs) << "the paper's interval by default";
+  const RunConfig s = parse_run_config(
+      toml::parse(std::string(kTopo) + "[agent]\npolicy = \"static\"\nprofile = \"" ROCEMU_SOURCE_ROOT
+                  "/configs/ecn/hpcc_alibaba.toml\"\n"),
+      "t.toml");
+  ASSERT_TRUE(s.agent.profile);
+  EXPECT_DOUBLE_EQ(s.agent.profile->kmin_kb, 100);
+  EXPECT_TRUE(s.agent.profile->scale_with_bandwidth);
+  const RunConfig t = parse_run_config(
+      toml::parse(std::string(kTopo) + "[agent]\npolicy = \"alternate\"\nactions = [3, 77]\n"), "t.toml");
+  EXPECT_EQ(t.agent.alternate[0], 3);
+  EXPECT_EQ(t.agent.alternate[1], 77);
+  EXPECT_FALSE(parse_run_config(toml::parse(kTopo), "t.toml").agent.on()) << "no [agent]: off";
+}
+
+TEST(RunConfigAgent, EveryBadValueIsRefusedWithItsReason) {
+  AgentModels m;
+  const auto bad = [&](const std::string& agent_table) {
+    return problems_of(std::string(kTopo) + "[agent]\n" + agent_table);
+  };
+  EXPECT_NE(bad("policy = \"dctcp\"\n").find("must be one of static, graphcc, acc, alternate"), std::string::npos);
+  EXPECT_NE(bad("interval_us = 100\n").find("agent.policy"), std::string::npos) << "policy is required";
+  EXPECT_NE(bad("policy = \"graphcc\"\n").find("needs a model file"), std::string::npos);
+  EXPECT_NE(bad("policy = \"graphcc\"\nmodel = \"/nonexistent/x.model\"\n").find("/nonexistent/x.model"),
+            std::string::npos);
+  EXPECT_NE(bad("policy = \"graphcc\"\nmodel = \"" + m.corrupt + "\"\n").find("agent.model"), std::string::npos);
+  EXPECT_NE(bad("policy = \"graphcc\"\nmodel = \"" + m.acc + "\"\n").find("is an ACC model"), std::string::npos);
+  EXPECT_NE(bad("policy = \"acc\"\nmodel = \"" + m.graphcc + "\"\n").find("is a GraphCC model"),
+            std::string::npos);
+  EXPECT_NE(bad("policy = \"static\"\nmodel = \"" + m.graphcc + "\"\n").find("only graphcc and acc take a model"),
+            std::string::npos);
+  EXPECT_NE(bad("policy = \"graphcc\"\nmodel = \"" + m.graphcc + "\"\nprofile = \"x.toml\"\n")
+                .find("only the static policy takes an ECN profile"),
+            std::string::npos);
+  EXPECT_NE(bad("policy = \"static\"\nprofile = \"/nonexistent.toml\"\n").find("agent.profile"), std::string::npos);
+  EXPECT_NE(bad("policy = \"static\"\ninterval_us = 0\n").find("agent.interval_us"), std::string::npos);
+  EXPECT_NE(bad("policy = \"alternate\"\nactions = [1, 2, 3]\n").find("exactly two"), std::string::npos);
+  EXPECT_NE(bad("policy = \"alternate\"\nactions = [1, 120]\n").find("agent.actions"), std::string::npos);
+  EXPECT_NE(bad("policy = \"static\"\nactions = [1, 2]\n").find("only the alternate policy"), std::string::npos);
+  EXPECT_NE(bad("policy = \"static\"\nrecrod = true\n").find("agent.recrod"), std::string::npos) << "unknown key";
+  // An ACC model trained for another topology (other number of ports) is refused.
+  const std::string other = std::string(R"(
+[topology]
+kind = "star"
+hosts = 5
+)") + "[agent]\npolicy = \"acc\"\nmodel = \"" + m.acc + "\"\n";
+  EXPECT_NE(problems_of(other).find("agent.model"), std::string::npos);
+}
+
+TEST(RunConfigAgent, CommandLineFlagsOverrideAndAreChecked) {
+  AgentModels m;
+  RunConfig c = parse_run_config(toml::parse(kTopo), "t.toml");
+  apply_agent_flags(c, "graphcc", m.graphcc, 50);
+  EXPECT_EQ(c.agent.policy, "graphcc");
+  ASSERT_TRUE(c.agent.model);
+  EXPECT_EQ(c.agent.interval_ns, 50 * kNsPerUs);
+  RunConfig d = parse_run_config(toml::parse(kTopo), "t.toml");
+  EXPECT_THROW(apply_agent_flags(d, "", m.graphcc, 0), ConfigError) << "a model without a policy";
+  RunConfig e = parse_run_config(toml::parse(kTopo), "t.toml");
+  EXPECT_THROW(apply_agent_flags(e, "graphcc", "", 0), ConfigError) << "graphcc without a model";
+  RunConfig f = parse_run_config(toml::parse(kTopo), "t.toml");
+  EXPECT_THROW(apply_agent_flags(f, "magic", "", 0), ConfigError);
+  RunConfig g = parse_run_config(toml::parse(kTopo), "t.toml");
+  EXPECT_THROW(apply_agent_flags(g, "graphcc", m.corrupt, 0), ConfigError);
+  RunConfig h = parse_run_config(toml::parse(kTopo), "t.toml");
+  EXPECT_NO_THROW(apply_agent_flags(h, "", "", 0)) << "no flags: nothing changes";
+  EXPECT_FALSE(h.agent.on());
+}
+
+TEST(RunConfigAgent, RealTimeRefusesWhatItDoesNotHonour) {
+  RunConfig c = parse_run_config(toml::parse(std::string(kTopo) + "[agent]\npolicy = \"static\"\n"), "t.toml");
+  try {
+    check_realtime_honours(c);
+    FAIL() << "real time took [agent]";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("virtual time (rocemu-sim) only"), std::string::npos);
+  }
+  EXPECT_NO_THROW(check_realtime_honours(parse_run_config(toml::parse(kTopo), "t.toml")));
 }
 
 }  // namespace rocemu::fabric

@@ -1,0 +1,142 @@
+// ecn_controller.cc — see ecn_controller.h.
+#include "fabric/ecn_controller.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <stdexcept>
+
+#include "agent/action_table.h"
+#include "agent/policy.h"
+#include "switchsw/soft_switch.h"
+
+namespace rocemu::fabric {
+
+namespace {
+std::FILE* open_csv(const std::string& dir, const char* name, const char* header) {
+  std::filesystem::create_directories(dir);
+  const std::string path = (std::filesystem::path(dir) / name).string();
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) throw std::runtime_error("cannot write " + path);
+  std::fputs(header, f);
+  return f;
+}
+
+int64_t percentile(std::vector<int64_t> v, double q) {
+  if (v.empty()) return 0;
+  const size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+}  // namespace
+
+EcnController::EcnController(const RunConfig& cfg, std::vector<sw::SoftSwitch*> switches,
+                             const std::string& out_dir)
+    : on_(cfg.agent.on()),
+      policy_(cfg.agent.policy),
+      interval_ns_(cfg.agent.interval_ns),
+      cfg_(cfg),
+      switches_(std::move(switches)) {
+  if (!on_) return;
+  if (policy_ == "graphcc" || policy_ == "acc") {
+    if (!cfg.agent.model)
+      throw std::invalid_argument("[agent] policy " + policy_ + " has no model loaded");
+    const Topology& t = cfg.topology.topology;
+    agent_ = std::make_unique<agent::EcnAgent>(
+        t, agent::FeatureConfig{}, agent::make_policy(*cfg.agent.model, agent::PortGraph(t)));
+  }
+  if (cfg.agent.record) {
+    ecn_csv_ = open_csv(out_dir, "ecn.csv", "time_ns,switch,port,kmin_bytes,kmax_bytes,pmax\n");
+    agent_csv_ =
+        open_csv(out_dir, "agent.csv", "interval,time_ns,step_wall_ns,ports_changed,missed\n");
+  }
+}
+
+EcnController::~EcnController() {
+  if (ecn_csv_) std::fclose(ecn_csv_);
+  if (agent_csv_) std::fclose(agent_csv_);
+}
+
+void EcnController::put(uint32_t node, uint16_t port, const EcnSetting& want,
+                        const EcnSetting& have, TimeNs now) {
+  if (want == have) return;
+  const std::string why = switches_[node]->set_ecn(port, want);
+  if (!why.empty()) return;  // the action table and profiles are validated: cannot happen
+  ++changed_this_step_;
+  if (ecn_csv_)
+    std::fprintf(ecn_csv_, "%lld,%s,%u,%u,%u,%.6g\n", static_cast<long long>(now),
+                 cfg_.topology.topology.node(node).name.c_str(), port, want.kmin_bytes,
+                 want.kmax_bytes, want.pmax);
+}
+
+void EcnController::step(TimeNs now) {
+  if (!on_) return;
+  const auto w0 = std::chrono::steady_clock::now();
+  changed_this_step_ = 0;
+  snaps_.clear();
+  for (uint32_t i = 0; i < switches_.size(); ++i)
+    if (switches_[i]) snaps_.push_back(switches_[i]->snapshot(now));
+  if (agent_) {
+    const std::vector<agent::SwitchEcn>& settings = agent_->decide(snaps_);
+    for (const agent::SwitchEcn& s : settings) {
+      const SwitchSnapshot* snap = nullptr;
+      for (const auto& sn : snaps_)
+        if (sn.node == s.node) snap = &sn;
+      if (!snap || !switches_[s.node]) continue;
+      for (uint16_t p = 0; p < s.ecn.size() && p < snap->ecn.size(); ++p)
+        put(s.node, p, s.ecn[p], snap->ecn[p], now);
+    }
+  } else {
+    for (const SwitchSnapshot& sn : snaps_) {
+      for (uint16_t p = 0; p < sn.ecn.size(); ++p) {
+        EcnSetting want;
+        if (policy_ == "alternate") {
+          want = agent::action_setting(cfg_.agent.alternate[intervals_ % 2]);
+        } else if (cfg_.agent.profile) {
+          want = sw::scaled_ecn(*cfg_.agent.profile, sn.port_rate_bps[p]);
+        } else {
+          want = cfg_.switch_params.ecn_for_port(p, sn.port_rate_bps[p]);
+        }
+        put(sn.node, p, want, sn.ecn[p], now);
+      }
+    }
+  }
+  changed_ += changed_this_step_;
+  const int64_t wall =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - w0)
+          .count();
+  step_ns_.push_back(wall);
+  if (agent_csv_)
+    std::fprintf(agent_csv_, "%llu,%lld,%lld,%llu,0\n", static_cast<unsigned long long>(intervals_),
+                 static_cast<long long>(now), static_cast<long long>(wall),
+                 static_cast<unsigned long long>(changed_this_step_));
+  ++intervals_;
+}
+
+AgentStats EcnController::stats() const {
+  AgentStats s;
+  if (!on_) return s;
+  s.policy = policy_;
+  s.interval_ns = interval_ns_;
+  s.intervals = intervals_;
+  s.settings_changed = changed_;
+  s.step_p50_ns = percentile(step_ns_, 0.50);
+  s.step_p99_ns = percentile(step_ns_, 0.99);
+  return s;
+}
+
+std::string agent_text(const AgentStats& s) {
+  if (s.policy.empty()) return "";
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "agent: policy %s every %.0f us: %llu intervals, %llu port settings changed, "
+                "%llu missed; step p50 %.1f us, p99 %.1f us (wall)\n",
+                s.policy.c_str(), static_cast<double>(s.interval_ns) / 1e3,
+                static_cast<unsigned long long>(s.intervals),
+                static_cast<unsigned long long>(s.settings_changed),
+                static_cast<unsigned long long>(s.missed_intervals),
+                static_cast<double>(s.step_p50_ns) / 1e3, static_cast<double>(s.step_p99_ns) / 1e3);
+  return line;
+}
+
+}  // namespace rocemu::fabric
