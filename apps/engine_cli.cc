@@ -102,12 +102,14 @@ std::string engine_help(EngineKind kind, const std::string& p) {
        "  --log-level LEVEL    trace|debug|info|warn|error|critical|off (default $ROCEMU_LOG or info)\n";
   s += "  --policy P           who sets every switch port's ECN thresholds each interval: static\n"
        "                       ([agent] profile or [switch.ecn]), graphcc or acc (need a model),\n"
-       "                       alternate (test policy); overrides [agent] policy (docs/agent.md)\n"
+       "                       test policies alternate, stall, throw; overrides [agent] policy\n"
+       "                       (docs/agent.md)\n"
        "  --agent-model FILE   the model of graphcc/acc (rocemu-train's output; refused with the\n"
        "                       reason if missing, corrupt or made for another topology)\n"
        "  --agent-interval-us N  control interval (overrides [agent] interval_us; default 100)\n";
   if (!sim)
-    s += "                       (real time does not run the agent yet: refused with the reason)\n";
+    s += "                       (real time: the agent runs on its own thread; switches publish\n"
+         "                       their counters every interval from their lcores)\n";
   if (sim) {
     s += "  --until-us N         stop virtual time at N us even if the job is not done\n"
          "                       (overrides [sim].until_us; default 1000000)\n";

@@ -44,12 +44,15 @@ struct SwitchCli {
   double duration_s = 0;
   std::optional<uint32_t> idle_sleep_us;
   std::vector<std::string> eal_args;
+  std::string policy, agent_model;  // --policy, --agent-model
+  int64_t agent_interval_us = 0;
   std::vector<std::string> errors;
 };
 
 const char* kHelp =
     "usage: rocemu-switch CONFIG.toml [--plan | --switch-links] [--out DIR] [--duration S]\n"
-    "       [--ports af_packet|af_xdp|tap|pci] [--idle-sleep-us N] [--seed N] [--log-level LEVEL] [-- EAL-ARGS...]\n\n"
+    "       [--ports af_packet|af_xdp|tap|pci] [--idle-sleep-us N] [--seed N] [--log-level LEVEL]\n"
+    "       [--policy P] [--agent-model FILE] [--agent-interval-us N] [-- EAL-ARGS...]\n\n"
     "The switch process of the veth testbed (docs/testbed.md): every switch node of CONFIG's\n"
     "[topology] runs a SoftSwitch ([switch] parameters) on DPDK ports; every host node is\n"
     "external: another process (a perftest tool, a workload generator) in its own network\n"
@@ -76,6 +79,11 @@ const char* kHelp =
     "  --idle-sleep-us N    idle backoff: sleep up to N us when idle (overrides [testbed]\n"
     "                       idle_sleep_us; 0 = busy poll; the testbed scripts pass 20)\n"
     "  --seed N             run seed (overrides [run].seed; seeds ECMP, RED-ECN)\n"
+    "  --policy P           the agent that sets every switch port's ECN thresholds each interval\n"
+    "                       from live counters, on its own thread (static, graphcc, acc; test\n"
+    "                       policies alternate, stall, throw); overrides [agent] (docs/agent.md)\n"
+    "  --agent-model FILE   graphcc/acc model (refused with the reason if it does not load)\n"
+    "  --agent-interval-us N  control interval (default [agent] interval_us or 100)\n"
     "  --log-level LEVEL    trace|debug|info|warn|error|critical|off\n"
     "                       (default $ROCEMU_LOG or info)\n"
     "  -- EAL-ARGS...       passed to rte_eal_init after the defaults (-l 0 --no-pci --in-memory\n"
@@ -135,6 +143,19 @@ SwitchCli parse(int argc, char** argv) {
         else
           c.errors.push_back("--seed=" + value + ": expected a non-negative integer");
       }
+    } else if (a == "--policy") {
+      if (need("--policy")) c.policy = value;
+    } else if (a == "--agent-model") {
+      if (need("--agent-model")) c.agent_model = value;
+    } else if (a == "--agent-interval-us") {
+      if (need("--agent-interval-us")) {
+        uint64_t v = 0;
+        if (apps::parse_u64(value, v) && v >= 1 && v <= 60'000'000)
+          c.agent_interval_us = static_cast<int64_t>(v);
+        else
+          c.errors.push_back("--agent-interval-us=" + value +
+                             ": expected an integer in [1, 60000000]");
+      }
     } else if (!a.empty() && a[0] == '-') {
       c.errors.push_back(a + ": unknown option (see --help)");
     } else if (c.config_path.empty()) {
@@ -169,7 +190,7 @@ int main(int argc, char** argv) {
   std::vector<fabric::HostPlanRow> plan;
   try {
     cfg = fabric::load_run_config(cli.config_path);
-    fabric::check_realtime_honours(cfg);
+    fabric::apply_agent_flags(cfg, cli.policy, cli.agent_model, cli.agent_interval_us);
     plan = fabric::host_plan(cfg);
   } catch (const ConfigError& e) {
     std::string msg = e.what();

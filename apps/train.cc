@@ -1,15 +1,18 @@
 // train.cc — rocemu-train: trains the GraphCC agent (or the ACC per-port baseline) with
 // multi-agent DQN and writes a model file.
 //
-// The environment today is the agent's closed-form TEST environment (agent/queue_env.h) on
-// a leaf-spine (default: the GraphCC paper's 24-host Clos); it proves the learning machinery
-// end to end. The virtual-time network implements the same Environment interface later.
+// Environments: `--env queue` (default), the agent's closed-form TEST environment
+// (agent/queue_env.h) on a leaf-spine (default: the GraphCC paper's 24-host Clos), which
+// proves the learning machinery; `--env network --run FILE`, the virtual-time network of a
+// run file with [workload] (fabric/network_env.h): rocemu's own switch, NIC and DCQCN, one
+// control interval per step.
 // Exit codes: 0 ok, 1 runtime error (model file, I/O), 2 usage or configuration error.
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +25,8 @@
 #include "agent/train_config.h"
 #include "common/config.h"
 #include "common/log.h"
+#include "fabric/eal.h"
+#include "fabric/network_env.h"
 
 namespace {
 
@@ -31,11 +36,17 @@ using namespace rocemu::agent;
 constexpr const char* kUsage = R"(usage: rocemu-train [options]
 
 Trains ECN-tuning agents (GraphCC: one MPNN shared by every switch egress port; or the
-ACC-style baseline: one Q-network per port) with multi-agent DQN on the agent's test
-environment (a closed-form queue per port, see docs/agent.md), then evaluates the greedy
-policy and writes a model file.
+ACC-style baseline: one Q-network per port) with multi-agent DQN, then evaluates the greedy
+policy and writes a model file. Environments: the agent's test environment (a closed-form
+queue per port, see docs/agent.md), or the virtual-time network of a run file.
 
 options:
+  --env ENV            queue (default: the test environment) | network (needs --run)
+  --run FILE           network: a run file with [workload] (e.g.
+                       configs/workloads/clos24_fbhdp_incast.toml); each step is one [env]
+                       interval_us of its virtual time, an episode its [sim] until_us or
+                       until every flow finished; --leaves/--spines/--hosts-per-leaf and
+                       [env]'s other keys do not apply
   --config FILE        TOML with [train], [dqn], [reward], [features], [env] tables
                        (example: configs/agent/train.toml); defaults apply without it
   --model KIND         graphcc | acc (overrides [dqn].model)
@@ -70,7 +81,7 @@ std::optional<int64_t> parse_int(std::string_view s, int64_t min, int64_t max) {
 }
 
 struct Flags {
-  std::string config, model_kind, model_in, model_out, log_level;
+  std::string config, model_kind, model_in, model_out, log_level, env = "queue", run;
   std::optional<int64_t> steps, eval_steps, seed;
   int64_t leaves = 4, spines = 2, hosts_per_leaf = 6, log_every = 100;
 };
@@ -129,6 +140,11 @@ int main(int argc, char** argv) {
         f.log_every = *r;
     } else if (a == "--config") {
       f.config = v;
+    } else if (a == "--env") {
+      if (v != "queue" && v != "network") return bad("expected queue or network");
+      f.env = v;
+    } else if (a == "--run") {
+      f.run = v;
     } else if (a == "--model") {
       if (v != "graphcc" && v != "acc") return bad("expected graphcc or acc");
       f.model_kind = v;
@@ -144,6 +160,8 @@ int main(int argc, char** argv) {
   }
   if (!setup_logging(f.log_level))
     return usage_error("--log-level=" + f.log_level + ": unknown level");
+  if (f.env == "network" && f.run.empty()) return usage_error("--env network needs --run FILE");
+  if (f.env == "queue" && !f.run.empty()) return usage_error("--run is for --env network");
 
   TrainConfig cfg;
   try {
@@ -158,10 +176,39 @@ int main(int argc, char** argv) {
   if (f.eval_steps) cfg.eval_steps = static_cast<int>(*f.eval_steps);
   if (f.seed) cfg.dqn.seed = static_cast<uint64_t>(*f.seed);
 
+  std::optional<fabric::RunConfig> run;
+  if (f.env == "network") {
+    try {
+      run = fabric::load_run_config(f.run);
+      if (!run->workload)
+        throw ConfigError(f.run + ": --env network needs a run file with [workload]");
+    } catch (const ConfigError& e) {
+      std::fprintf(stderr, "rocemu-train: %s", e.what());
+      if (std::string(e.what()).back() != '\n') std::fputc('\n', stderr);
+      return kExitUsage;
+    }
+  }
   try {
-    QueueEnv env(make_leaf_spine(static_cast<int>(f.leaves), static_cast<int>(f.spines),
-                                 static_cast<int>(f.hosts_per_leaf), 25, 100),
-                 cfg.env);
+    std::unique_ptr<Environment> env_ptr;
+    QueueEnv* queue_env = nullptr;
+    fabric::NetworkEnv* net_env = nullptr;
+    if (run) {
+      fabric::EalOptions eal;
+      eal.program = "rocemu-train";
+      eal.user_args = {"--log-level", "lib.eal:error"};
+      fabric::eal_start(eal);
+      auto n = std::make_unique<fabric::NetworkEnv>(*run, cfg.env.interval_ns);
+      net_env = n.get();
+      env_ptr = std::move(n);
+    } else {
+      auto q = std::make_unique<QueueEnv>(
+          make_leaf_spine(static_cast<int>(f.leaves), static_cast<int>(f.spines),
+                          static_cast<int>(f.hosts_per_leaf), 25, 100),
+          cfg.env);
+      queue_env = q.get();
+      env_ptr = std::move(q);
+    }
+    Environment& env = *env_ptr;
     const PortGraph graph(env.topology());
     DqnTrainer trainer(graph, cfg.dqn, cfg.reward, cfg.features);
     if (!f.model_in.empty()) trainer.import_model(load_model(f.model_in));
@@ -185,9 +232,27 @@ int main(int argc, char** argv) {
     if (cfg.eval_steps > 0) {
       const uint64_t eval_seed = cfg.dqn.seed ^ 0x5eed;
       const double greedy = trainer.evaluate(env, cfg.eval_steps, eval_seed);
-      const double optimum = env.optimal_mean_reward(cfg.reward, cfg.features);
-      std::printf("greedy mean reward %.4f, best table action per port %.4f (%.1f%%)\n", greedy,
-                  optimum, optimum > 0 ? 100.0 * greedy / optimum : 0.0);
+      if (queue_env) {
+        const double optimum = queue_env->optimal_mean_reward(cfg.reward, cfg.features);
+        std::printf("greedy mean reward %.4f, best table action per port %.4f (%.1f%%)\n", greedy,
+                    optimum, optimum > 0 ? 100.0 * greedy / optimum : 0.0);
+      } else {
+        std::printf("greedy mean reward %.4f over %d steps of the network\n", greedy,
+                    cfg.eval_steps);
+      }
+    }
+    if (net_env) {
+      const auto& st = net_env->stats();
+      std::printf(
+          "network environment: %llu episodes, %llu steps of %.0f us, %.2f ms wall per step, "
+          "%.2f M engine events/s\n",
+          static_cast<unsigned long long>(st.episodes), static_cast<unsigned long long>(st.steps),
+          static_cast<double>(net_env->interval_ns()) / 1e3,
+          st.steps ? static_cast<double>(st.step_wall_ns) / 1e6 / static_cast<double>(st.steps)
+                   : 0.0,
+          st.step_wall_ns > 0
+              ? static_cast<double>(st.events) * 1e3 / static_cast<double>(st.step_wall_ns)
+              : 0.0);
     }
     if (!f.model_out.empty()) {
       save_model(f.model_out, trainer.export_model());
@@ -197,5 +262,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "rocemu-train: %s\n", e.what());
     return 1;
   }
+  if (run) fabric::eal_stop();
   return 0;
 }

@@ -79,7 +79,8 @@ std::string resolve_beside(const std::string& path, const std::string& source) {
   return path;
 }
 
-constexpr const char* kAgentPolicies[] = {"static", "graphcc", "acc", "alternate"};
+constexpr const char* kAgentPolicies[] = {"static", "graphcc", "acc", "alternate", "stall", "throw"};
+constexpr const char* kAgentPolicyList = "must be one of static, graphcc, acc, alternate, stall, throw";
 
 /// Loads the model of a graphcc/acc policy and checks it against the topology's port graph;
 /// the reason of a refusal, or "".
@@ -105,7 +106,7 @@ void read_agent(ConfigReader& g, const std::string& source, const Topology& t, A
   bool known = false;
   for (const char* p : kAgentPolicies) known = known || a.policy == p;
   if (!known) {
-    g.error("policy", "must be one of static, graphcc, acc, alternate");
+    g.error("policy", kAgentPolicyList);
     a.policy.clear();
   }
   a.interval_ns = g.integer("interval_us", a.interval_ns / kNsPerUs, 1, 60'000'000) * kNsPerUs;
@@ -122,7 +123,8 @@ void read_agent(ConfigReader& g, const std::string& source, const Topology& t, A
     a.profile = sw::read_ecn_profile(pr, "profile");
   }
   if (g.has("actions")) {
-    if (a.policy != "alternate") g.error("actions", "only the alternate policy takes actions");
+    if (a.policy != "alternate" && a.policy != "stall" && a.policy != "throw")
+      g.error("actions", "only the alternate (and stall, throw) test policies take actions");
     const auto v = g.integer_array("actions", {0, 119}, 0, agent::kNumActions - 1);
     if (v.size() != 2)
       g.error("actions", "give exactly two action ids");
@@ -137,10 +139,6 @@ void read_agent(ConfigReader& g, const std::string& source, const Topology& t, A
 
 void check_realtime_honours(const RunConfig& cfg) {
   ConfigErrors errors;
-  if (cfg.agent.on())
-    errors.add("agent", cfg.agent.policy,
-               "the agent runs in virtual time (rocemu-sim) only so far; the real-time engine "
-               "and rocemu-switch do not run it yet");
   if (cfg.workload && !cfg.capture.ports.empty())
     errors.add("capture", "", "a real-time [workload] run does not capture yet (rocemu-sim does)");
   if (cfg.workload && cfg.telemetry.interval_ns > 0)
@@ -155,7 +153,7 @@ void apply_agent_flags(RunConfig& cfg, const std::string& policy, const std::str
   if (!policy.empty()) {
     bool known = false;
     for (const char* p : kAgentPolicies) known = known || policy == p;
-    if (!known) errors.add("--policy", policy, "must be one of static, graphcc, acc, alternate");
+    if (!known) errors.add("--policy", policy, kAgentPolicyList);
     if (policy != a.policy) {
       a.model.reset();
       if (policy != "static") a.profile.reset();

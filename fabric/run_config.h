@@ -63,7 +63,7 @@ struct TelemetryParams {
 /// thresholds during the run, once per interval_ns of engine time, from the switches'
 /// counters. policy "" = no [agent]: the [switch.ecn] thresholds stay all run.
 struct AgentRunParams {
-  std::string policy;          // "", "static", "graphcc", "acc", "alternate" (test policy)
+  std::string policy;  // "", "static", "graphcc", "acc"; test policies "alternate", "stall", "throw"
   std::string model_path;      // graphcc / acc: the model file (agent/model_file.h)
   std::shared_ptr<const agent::Model> model;  // loaded and checked at load time
   TimeNs interval_ns = 100 * kNsPerUs;
@@ -100,7 +100,7 @@ struct RunConfig {
 };
 
 /// Throws ConfigError naming each table of `cfg` that the real-time engine does not honour
-/// yet ([agent]; [capture] and [telemetry] with [workload]) instead of ignoring it.
+/// yet ([capture] and [telemetry] with [workload]) instead of ignoring it.
 void check_realtime_honours(const RunConfig& cfg);
 
 /// Puts the command line's agent flags (--policy, --agent-model, --agent-interval-us) over

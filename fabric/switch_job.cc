@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "fabric/ecn_controller.h"
 #include "fabric/switch_nodes.h"
 #include "switchsw/soft_switch.h"
 
@@ -127,8 +128,14 @@ SwitchRunResult run_switches_realtime(const RunConfig& cfg, const SwitchRunOptio
       e.every(kStopPollNs, [&](TimeNs) {
         if (opt.stop->load(std::memory_order_relaxed)) e.stop();
       });
+    std::vector<sw::SoftSwitch*> controlled;
+    for (const auto& s : switches) controlled.push_back(s.get());
+    EcnController agent(cfg, controlled, opt.out_dir);
     if (opt.on_ready) opt.on_ready();
+    agent.start();
     r.elapsed_ns = e.run_for(opt.duration_ns > 0 ? opt.duration_ns : kNever);
+    agent.stop();
+    r.agent = agent.stats();
     tel.flush();
     r.engine = e.stats();
     for (uint32_t n = 0; n < t.nodes().size(); ++n) {
@@ -166,11 +173,13 @@ SwitchRunResult run_switches_realtime(const RunConfig& cfg, const SwitchRunOptio
 std::string switch_summary_text(const SwitchRunResult& r) {
   char line[512];
   std::string s;
-  std::snprintf(line, sizeof line, "rocemu-switch: ran %.3f s, %llu poll iterations, %llu idle sleeps\n",
+  std::snprintf(line, sizeof line,
+                "rocemu-switch: ran %.3f s, %llu poll iterations, %llu idle sleeps\n",
                 static_cast<double>(r.elapsed_ns) / static_cast<double>(kNsPerSec),
                 static_cast<unsigned long long>(r.engine.iterations),
                 static_cast<unsigned long long>(r.engine.idle_sleeps));
   s += line;
+  s += agent_text(r.agent);
   std::snprintf(line, sizeof line, "%-12s %-10s %-8s %10s %12s %10s %12s %10s %8s %8s %8s  %s\n",
                 "port", "dev", "peer", "rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes", "peak_q_B",
                 "ecn", "pfc_tx", "pfc_rx", "drops");

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "fabric/realtime_engine.h"
+#include "fabric/ecn_controller.h"
 #include "fabric/run_config.h"
 #include "switchsw/forwarding.h"
 
@@ -71,6 +72,7 @@ struct SwitchRunResult {
   TimeNs elapsed_ns = 0;  // engine time the run lasted
   RealtimeStats engine;
   std::vector<SwitchPortStats> ports;  // every port of every switch, in node order
+  AgentStats agent;                    // [agent] (fabric/ecn_controller.h)
 };
 
 struct SwitchRunOptions {

@@ -106,6 +106,7 @@ WorkloadResult run_workload_realtime(const RunConfig& cfg, const WorkloadRunOpti
   WorkloadResult r;
   {
     WorkloadFabric f(cfg, wcfg, e.pool(), cfg.workload_qps_per_pair);
+    EcnController agent(cfg, f.switch_ptrs(), opt.out_dir);
     ProgressPrinter progress(wcfg.params, cfg.testbed.time_limit_ns, opt);
     for (uint32_t i = 0; i < f.num_nodes(); ++i) e.attach(i, f.node(i));
     e.every(opt.queue_sample_ns, [&](TimeNs now) {
@@ -115,8 +116,11 @@ WorkloadResult run_workload_realtime(const RunConfig& cfg, const WorkloadRunOpti
       if (f.done()) e.stop();
     });
     const auto wall0 = std::chrono::steady_clock::now();
+    agent.start();
     const TimeNs end = e.run_for(cfg.testbed.time_limit_ns);
+    agent.stop();
     r = f.result("realtime", end);
+    r.agent = agent.stats();
     r.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall0).count();
   }
   return r;

@@ -268,12 +268,18 @@ JobResult run_write_job_realtime(const RunConfig& cfg, const std::string& out_di
     });
     QueueTelemetry tel(cfg, f.switches(), out_dir, opt.node_lcore, rte_get_main_lcore());
     if (tel.on()) e.every(cfg.telemetry.interval_ns, [&](TimeNs now) { tel.sample(now); });
+    EcnController agent(cfg, f.switch_ptrs(), out_dir);
     const auto wall0 = std::chrono::steady_clock::now();
     const int64_t cpu0 = thread_cpu_ns();
+    agent.start();
     const TimeNs end = e.run_for(cfg.testbed.time_limit_ns);
+    agent.stop();
     const int64_t cpu_ns = thread_cpu_ns() - cpu0;
     tel.flush();
+    r.agent = agent.stats();
+    const AgentStats agent_stats = r.agent;
     r = f.result("realtime", end, [&](PortRef p) -> const WireCounters& { return e.counters(p); });
+    r.agent = agent_stats;
     r.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall0).count();
     r.cpu_ns = cpu_ns;
   }

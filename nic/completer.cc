@@ -15,6 +15,7 @@ namespace rocemu::nic {
 namespace {
 constexpr uint8_t kAethAck = 0, kAethRnr = 1, kAethNak = 3;
 constexpr uint8_t kNakPsnSeq = 0, kNakInvalidRequest = 1, kNakRemoteAccess = 2;
+constexpr uint32_t kRecoveryWindowPackets = 16;
 }  // namespace
 
 void RoceHost::on_progress(Qp& qp, TimeNs now) noexcept {
@@ -23,6 +24,12 @@ void RoceHost::on_progress(Qp& qp, TimeNs now) noexcept {
   if (psn_diff(qp.una_psn, qp.sq_psn) > 0) resume_at_una(qp);
   qp.retries_left = qp.retry_cnt;
   qp.rewound_at_una = false;
+  // Recovery after a timeout opens the window again, doubling with each acknowledgement
+  // that makes progress (as TCP's slow start after an RTO).
+  if (qp.recovery_window != 0) {
+    qp.recovery_window *= 2;
+    if (qp.recovery_window >= params_.max_outstanding_packets) qp.recovery_window = 0;
+  }
   const bool outstanding = psn_diff(qp.sq_psn, qp.una_psn) > 0;
   const TimeNs t = local_ack_timeout_ns(qp.timeout);
   qp.retrans_deadline = outstanding && t != kNever ? now + t : kNever;
@@ -191,6 +198,10 @@ void RoceHost::check_timeouts(Qp& qp, TimeNs now) noexcept {
   }
   --qp.retries_left;
   qp.rewound_at_una = false;
+  // A timeout says the peer or the path is not keeping up: resend a small window first, not
+  // the whole of max_outstanding_packets again (against a slow peer every timeout would
+  // otherwise queue another full window behind the copies it has not read yet).
+  qp.recovery_window = kRecoveryWindowPackets;
   rewind_to_una(qp);
   const TimeNs t = local_ack_timeout_ns(qp.timeout);
   qp.retrans_deadline = t == kNever ? kNever : now + t;

@@ -160,9 +160,10 @@ struct Qp {
   TimeNs retrans_deadline = kNever;
   TimeNs rnr_hold_until = 0;
   uint8_t retries_left = 7, rnr_left = 7;
-  bool rewound_at_una = false;  // a go-back-N to una_psn already happened
-  bool rearm_on_send = false;   // restart the ACK timer with the next packet sent
-  uint64_t rate_bps = 0;        // 0 = unlimited
+  bool rewound_at_una = false;   // a go-back-N to una_psn already happened
+  bool rearm_on_send = false;    // restart the ACK timer with the next packet sent
+  uint32_t recovery_window = 0;  // after a timeout: PSN window, doubled per progress; 0 = off
+  uint64_t rate_bps = 0;         // 0 = unlimited
   TimeNs next_tx_ns = 0;
   FrameTemplate data_tmpl, ctl_tmpl;
   uint8_t data_priority = 3, ctl_priority = 6;

@@ -33,10 +33,14 @@ uint8_t request_opcode(const SendWqe& w, bool first, bool last) noexcept {
 
 }  // namespace
 
+uint32_t RoceHost::send_window(const Qp& qp) const noexcept {
+  const uint32_t w = params_.max_outstanding_packets;
+  return qp.recovery_window != 0 && qp.recovery_window < w ? qp.recovery_window : w;
+}
+
 bool RoceHost::requester_has_work(const Qp& qp) const noexcept {
   if (qp.state != IBV_QPS_RTS || qp.sq_send == qp.sq.tail) return false;
-  if (static_cast<uint32_t>(psn_diff(qp.sq_psn, qp.una_psn)) >= params_.max_outstanding_packets)
-    return false;
+  if (static_cast<uint32_t>(psn_diff(qp.sq_psn, qp.una_psn)) >= send_window(qp)) return false;
   const SendWqe& w = qp.sq.at(qp.sq_send);
   if (w.opcode == IBV_WR_RDMA_READ && qp.reads_in_flight >= qp.max_rd_atomic) return false;
   return true;
@@ -76,7 +80,13 @@ rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
     opcode = request_opcode(w, first, last);
     ext = op_info(opcode).ext_bytes;
   }
-  const bool ack_req = last || qp.pkts_since_ack_req + 1 >= params_.ack_every_packets;
+  // AckReq on the last packet of a message, every ack_every_packets, and on the packet that
+  // fills the window (else a window smaller than ack_every_packets waits for the timer).
+  const uint32_t top_psn = is_read ? w.last_psn : psn;
+  const bool window_full =
+      static_cast<uint32_t>(psn_diff(top_psn, qp.una_psn)) + 1 >= send_window(qp);
+  const bool ack_req =
+      last || window_full || qp.pkts_since_ack_req + 1 >= params_.ack_every_packets;
   uint8_t* f = nullptr;
   rte_mbuf* m = alloc_frame(frame_bytes(ext, payload), f);
   if (!m) [[unlikely]]

@@ -145,6 +145,7 @@ class RoceHost final : public rocemu::Node {
   Qp* check_packet(const RocePacket& p) noexcept;
   // requester.cc
   bool requester_has_work(const Qp& qp) const noexcept;
+  uint32_t send_window(const Qp& qp) const noexcept;
   bool requester_ready(const Qp& qp, TimeNs now) const noexcept;
   rte_mbuf* requester_next(Qp& qp, TimeNs now) noexcept;
   void rewind_to_una(Qp& qp) noexcept;  // go-back-N: resume_at_una, counted, timer restarts

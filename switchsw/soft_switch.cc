@@ -54,6 +54,7 @@ SoftSwitch::SoftSwitch(const SwitchParams& params, const Topology& topo, uint32_
       node_(node_index) {
   const TopoNode& me = topo.node(node_index);
   ports_.resize(me.ports.size());
+  board_.init(node_index, static_cast<uint32_t>(me.ports.size()));
   ecn_pending_.resize(me.ports.size());
   ecn_pending_set_.assign(me.ports.size(), 0);
   std::string problems;

@@ -11,7 +11,8 @@
 // queues by strict priority, then data queues by DWRR (or RR), skips paused queues, marks CE
 // per RedEcn on the queue bytes left behind, and updates counters.
 // The engine serialises at link rate and calls tx() when the wire is free (node.h).
-// Threads: everything runs on the node's lcore except set_ecn(), which any thread may call.
+// Threads: everything runs on the node's lcore except set_ecn() and board().read(), which
+// any thread may call.
 // Units: bytes, ns, bps.
 #pragma once
 
@@ -30,6 +31,7 @@
 #include "switchsw/forwarding.h"
 #include "switchsw/red_ecn.h"
 #include "switchsw/shared_buffer.h"
+#include "switchsw/snapshot_board.h"
 #include "switchsw/switch_params.h"
 
 struct rte_mempool;
@@ -56,6 +58,11 @@ class SoftSwitch final : public rocemu::Node {
 
   /// A consistent copy of all counters at `now`. Call from the node's lcore (between bursts).
   SwitchSnapshot snapshot(TimeNs now) const;
+  /// Real time: from now on the switch's own lcore publishes a snapshot into board() every
+  /// `interval_ns` of engine time (0: stop), as one of its timers. Call before the run.
+  void publish_every(TimeNs interval_ns) noexcept;
+  /// The published snapshots, readable from any thread (snapshot_board.h).
+  const SnapshotBoard& board() const noexcept { return board_; }
   /// Requests new RED-ECN thresholds for `port`: "" if accepted (applied before the next
   /// dequeue), else the reason. Thread-safe; never blocks the data path.
   std::string set_ecn(uint16_t port, const EcnSetting& s);
@@ -110,6 +117,7 @@ class SoftSwitch final : public rocemu::Node {
   int pick_data_queue(PortState& p, uint8_t eligible) noexcept;
   void start_xoff(uint16_t port, int prio, TimeNs now) noexcept;
   void apply_pending_ecn() noexcept;
+  void fill_snapshot(TimeNs now, uint64_t* rate_bps, EcnSetting* ecn, PortCounters* ctr) const noexcept;
   TimeNs compute_deadline(TimeNs now) const noexcept;
 
   // Hot state.
@@ -135,6 +143,9 @@ class SoftSwitch final : public rocemu::Node {
   mutable bool deadline_dirty_ = true;
   mutable TimeNs deadline_ = kNever;
   TimeNs last_now_ = 0;
+
+  TimeNs publish_ns_ = 0, next_publish_ = kNever;
+  SnapshotBoard board_;
 
   // Cold state.
   uint32_t node_;

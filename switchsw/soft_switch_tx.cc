@@ -127,7 +127,7 @@ rte_mbuf* SoftSwitch::dequeue(uint16_t port, TimeNs now) noexcept {
 }
 
 TimeNs SoftSwitch::compute_deadline(TimeNs now) const noexcept {
-  TimeNs t = kNever;
+  TimeNs t = next_publish_;
   for (const PortState& p : ports_) {
     for (int i = 0; i < kNumPriorities; ++i)
       if ((p.xoff_active >> i) & 1) t = std::min(t, p.xoff_refresh_at[i]);
@@ -146,6 +146,13 @@ TimeNs SoftSwitch::next_deadline() const noexcept {
 
 void SoftSwitch::on_timer(TimeNs now) noexcept {
   last_now_ = now;
+  if (next_publish_ <= now) {
+    board_.publish(now, [&](uint64_t* rate, EcnSetting* ecn, PortCounters* ctr) {
+      fill_snapshot(now, rate, ecn, ctr);
+    });
+    // The next boundary after now (an lcore that fell behind skips, never bursts).
+    next_publish_ += publish_ns_ * ((now - next_publish_) / publish_ns_ + 1);
+  }
   for (PortState& p : ports_) {
     for (int i = 0; i < kNumPriorities; ++i) {
       if (((p.xoff_active >> i) & 1) && p.xoff_refresh_at[i] <= now) {
@@ -164,26 +171,37 @@ uint64_t SoftSwitch::total_drops() const noexcept {
   return s;
 }
 
-SwitchSnapshot SoftSwitch::snapshot(TimeNs now) const {
-  SwitchSnapshot s;
-  s.at_ns = now;
-  s.node = node_;
-  s.port_rate_bps.reserve(ports_.size());
-  s.ecn.reserve(ports_.size());
-  s.ports.reserve(ports_.size());
+void SoftSwitch::fill_snapshot(TimeNs now, uint64_t* rate_bps, EcnSetting* ecn,
+                               PortCounters* ctr) const noexcept {
   for (uint16_t i = 0; i < ports_.size(); ++i) {
     const PortState& p = ports_[i];
-    s.port_rate_bps.push_back(p.rate_bps);
-    s.ecn.push_back(p.red.setting());
-    PortCounters c = p.ctr;
+    rate_bps[i] = p.rate_bps;
+    ecn[i] = p.red.setting();
+    PortCounters& c = ctr[i];
+    c = p.ctr;
     for (int q = 0; q < kNumPriorities; ++q) {
       c.queue_bytes[q] = mmu_.egress_bytes(i, q);
       c.pfc_pauses_received[q] = p.pause.pauses_received(q);
       c.paused_ns[q] = p.pause.paused_ns(q, now);
     }
-    s.ports.push_back(c);
   }
+}
+
+SwitchSnapshot SoftSwitch::snapshot(TimeNs now) const {
+  SwitchSnapshot s;
+  s.at_ns = now;
+  s.node = node_;
+  s.port_rate_bps.resize(ports_.size());
+  s.ecn.resize(ports_.size());
+  s.ports.resize(ports_.size());
+  fill_snapshot(now, s.port_rate_bps.data(), s.ecn.data(), s.ports.data());
   return s;
+}
+
+void SoftSwitch::publish_every(TimeNs interval_ns) noexcept {
+  publish_ns_ = interval_ns;
+  next_publish_ = interval_ns > 0 ? last_now_ : kNever;
+  deadline_dirty_ = true;
 }
 
 std::string SoftSwitch::set_ecn(uint16_t port, const EcnSetting& s) {

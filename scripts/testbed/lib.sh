@@ -23,6 +23,8 @@
 #   TB_BUILD       build directory (default build); TB_SWITCH_BIN (default TB_BUILD/apps/rocemu-switch)
 #   TB_PORTS       switch port backend: af_packet (default) or af_xdp (needs hugepages)
 #   TB_SWITCH_EAL  EAL arguments of the switch (default "-l 1": its own core)
+#   TB_SWITCH_ARGS more rocemu-switch options (e.g. "--policy static"; the scripts' --policy,
+#                  --agent-model and --agent-interval-us add to it)
 #   TB_IDLE_SLEEP_US  idle backoff of every poller (switch, tools, hosts): after 256 idle
 #                  iterations a poll loop sleeps until its next event, at most this long
 #                  (default 20; 0 = busy polling: more pollers than cores then time-slice
@@ -35,6 +37,7 @@ TB_BUILD=${TB_BUILD:-build}
 TB_SWITCH_BIN=${TB_SWITCH_BIN:-$TB_BUILD/apps/rocemu-switch}
 TB_PORTS=${TB_PORTS:-af_packet}
 TB_SWITCH_EAL=${TB_SWITCH_EAL:--l 1}
+TB_SWITCH_ARGS=${TB_SWITCH_ARGS:-}
 TB_IDLE_SLEEP_US=${TB_IDLE_SLEEP_US:-20}
 TB_OUT=${TB_OUT:-}
 TB_HOSTS=()
@@ -159,9 +162,9 @@ tb_up() {
   done
   TB_SWITCH_LOG=$TB_OUT/switch.log
   TB_SUMMARY=$TB_OUT/switch/switch_summary.csv
-  # shellcheck disable=SC2086  # TB_SWITCH_EAL is a word list
+  # shellcheck disable=SC2086  # TB_SWITCH_ARGS and TB_SWITCH_EAL are word lists
   ip netns exec "$sw_ns" "$TB_SWITCH_BIN" "$config" --ports "$TB_PORTS" --out "$TB_OUT/switch" \
-    --idle-sleep-us "$TB_IDLE_SLEEP_US" \
+    --idle-sleep-us "$TB_IDLE_SLEEP_US" $TB_SWITCH_ARGS \
     -- $TB_SWITCH_EAL >"$TB_SWITCH_LOG" 2>&1 &
   TB_SWITCH_PID=$!
   local i

@@ -4,21 +4,24 @@
 # (scripts/testbed/lib.sh, docs/testbed.md). Server on the last host, client on the first.
 # Needs root (ip netns, veth).
 #
-# usage: perftest.sh [--hosts N] [--config FILE] [--ports af_packet|af_xdp] TOOL [tool options]
+# usage: perftest.sh [--hosts N] [--config FILE] [--ports af_packet|af_xdp] [--policy P]
+#                    [--agent-model F] [--agent-interval-us N] TOOL [tool options]
 #                    [-- EAL args for both tools]
 #   e.g. perftest.sh build/apps/perftest/rocemu_write_bw -s 65536 -n 200
 #   --hosts N    a generated star of N hosts around switch s0 (default 2; 2.5 Gb/s links)
 #   --config F   the run TOML instead ([topology] [switch] [testbed] ..., docs/config.md)
 #   --ports B    the switch's port backend (default af_packet; af_xdp needs hugepages)
+#   --policy P, --agent-model F, --agent-interval-us N   the switch's ECN agent (docs/agent.md)
 # Prints the client's table and the switch's per-port summary; exits with the client's
 # status (the server's if only it failed). Logs and switch_summary.csv stay in TB_OUT
 # (printed at the end). Environment: see lib.sh (TB_BUILD, TB_SWITCH_BIN, TB_OUT, ...);
 # TB_SERVER_EAL / TB_CLIENT_EAL (default "-l 0" both: the switch polls core 1).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-usage() { sed -n '7,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '7,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 hosts=2 config='' ports=af_packet
+TB_SWITCH_ARGS=${TB_SWITCH_ARGS:-}
 while [[ $# -gt 0 ]]; do
   case $1 in
     --hosts) [[ $# -ge 2 && $2 =~ ^[0-9]+$ && $2 -ge 2 ]] || { echo "$0: --hosts needs a number >= 2" >&2; exit 2; }
@@ -26,6 +29,9 @@ while [[ $# -gt 0 ]]; do
     --config) [[ $# -ge 2 ]] || usage; config=$2; shift 2 ;;
     --ports) [[ $# -ge 2 && ($2 == af_packet || $2 == af_xdp) ]] || { echo "$0: --ports af_packet|af_xdp" >&2; exit 2; }
       ports=$2; shift 2 ;;
+    --policy|--agent-interval-us) [[ $# -ge 2 ]] || usage; TB_SWITCH_ARGS+=" $1 $2"; shift 2 ;;
+    --agent-model) [[ $# -ge 2 && -f $2 ]] || { echo "$0: --agent-model needs a file" >&2; exit 2; }
+      TB_SWITCH_ARGS+=" $1 $(readlink -f "$2")"; shift 2 ;;
     -h|--help) usage ;;
     *) break ;;
   esac

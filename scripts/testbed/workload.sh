@@ -5,6 +5,7 @@
 # usage: workload.sh [--config F | --hosts N] [--load X] [--duration-us N] [--rate-gbps R]
 #                    [--cdf FILE] [--seed N] [--out DIR] [--build DIR] [--start-delay-s S]
 #                    [--grace-ms MS] [--time-limit-s S] [--direct | --bridge]
+#                    [--policy P] [--agent-model F] [--agent-interval-us N]
 #   --config F     the run TOML ([topology] [nic] [dcqcn] [workload]); or
 #   --hosts N      a generated star of N hosts: --rate-gbps (10), delay 1 us, --cdf
 #                  (configs/workloads/FbHdp_distribution.txt), --load (0.3), --duration-us
@@ -25,7 +26,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-usage() { sed -n '4,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '4,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 config= hosts= load=0.3 duration_us=10000 rate_gbps=10 cdf=$root/configs/workloads/FbHdp_distribution.txt
 seed= out= build=$root/build start_delay_s=3 grace_ms=1000 time_limit_s= direct=0 bridge=0
@@ -43,6 +44,9 @@ while [[ $# -gt 0 ]]; do
     --start-delay-s) start_delay_s=$2; shift 2 ;;
     --grace-ms) grace_ms=$2; shift 2 ;;
     --time-limit-s) time_limit_s=$2; shift 2 ;;
+    --policy|--agent-interval-us) TB_SWITCH_ARGS+=" $1 $2"; shift 2 ;;
+    --agent-model) [[ -f $2 ]] || { echo "$0: --agent-model needs a file" >&2; exit 2; }
+      TB_SWITCH_ARGS+=" $1 $(readlink -f "$2")"; shift 2 ;;
     --direct) direct=1; shift ;;
     --bridge) bridge=1; shift ;;
     -h|--help) usage ;;

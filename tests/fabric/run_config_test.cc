@@ -3,12 +3,11 @@
 #include "fabric/run_config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-
-#include <unistd.h>
 
 #include "agent/model_file.h"
 #include "agent/port_graph.h"
@@ -67,7 +66,8 @@ file = "x.pcapng"
 mtu_bytes = 4096
 [switch]
 pfc = false
-)"), "t.toml");
+)"),
+                                       "t.toml");
   EXPECT_EQ(c.seed, 9u);
   EXPECT_EQ(c.job.from, "h2");
   EXPECT_EQ(c.job.message_bytes, 100u);
@@ -121,7 +121,8 @@ mtu_bytes = 1000
 TEST(RunConfig, TheSendingHostCannotBePlacedOffTheMainLcore) {
   const std::string e = problems_of(std::string(kTopo) + "[testbed.placement]\nh0 = 1\ns0 = 1\n");
   EXPECT_NE(e.find("testbed.placement.h0=1: the job's sending host must stay on the main lcore 0"),
-            std::string::npos) << e;
+            std::string::npos)
+      << e;
   EXPECT_EQ(e.find("placement.s0"), std::string::npos) << e;
 }
 
@@ -132,8 +133,9 @@ TEST(RunConfig, MissingTopologyAndMissingFileAreReported) {
     load_run_config("/nonexistent/rocemu.toml");
     ADD_FAILURE() << "no error";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("/nonexistent/rocemu.toml: cannot read configuration file"),
-              std::string::npos);
+    EXPECT_NE(
+        std::string(e.what()).find("/nonexistent/rocemu.toml: cannot read configuration file"),
+        std::string::npos);
   }
 }
 
@@ -143,7 +145,8 @@ struct AgentModels {
   std::string dir, graphcc, acc, corrupt;
   AgentModels() {
     dir = (std::filesystem::temp_directory_path() /
-           ("rocemu-agent-cfg-" + std::to_string(::getpid()))).string();
+           ("rocemu-agent-cfg-" + std::to_string(::getpid())))
+              .string();
     std::filesystem::create_directories(dir);
     graphcc = dir + "/g.model";
     acc = dir + "/a.model";
@@ -167,28 +170,34 @@ struct AgentModels {
 
 TEST(RunConfigAgent, ReadsPolicyModelIntervalRecordProfileAndActions) {
   AgentModels m;
-  const RunConfig c = parse_run_config(toml::parse(std::string(kTopo) + "[agent]\npolicy = \"graphcc\"\n"
-                                                   "model = \"" + m.graphcc + "\"\ninterval_us = 250\nrecord = true\n"),
-                                       "t.toml");
+  const RunConfig c =
+      parse_run_config(toml::parse(std::string(kTopo) +
+                                   "[agent]\npolicy = \"graphcc\"\n"
+                                   "model = \"" +
+                                   m.graphcc + "\"\ninterval_us = 250\nrecord = true\n"),
+                       "t.toml");
   EXPECT_EQ(c.agent.policy, "graphcc");
   ASSERT_TRUE(c.agent.model);
   EXPECT_EQ(c.agent.model->kind, agent::ModelKind::kGraphCc);
   EXPECT_EQ(c.agent.interval_ns, 250 * kNsPerUs);
   EXPECT_TRUE(c.agent.record);
   const RunConfig a = parse_run_config(
-      toml::parse(std::string(kTopo) + "[agent]\npolicy = \"acc\"\nmodel = \"" + m.acc + "\"\n"), "t.toml");
+      toml::parse(std::string(kTopo) + "[agent]\npolicy = \"acc\"\nmodel = \"" + m.acc + "\"\n"),
+      "t.toml");
   ASSERT_TRUE(a.agent.model);
   EXPECT_EQ(a.agent.model->kind, agent::ModelKind::kAccPerPort);
   EXPECT_EQ(a.agent.interval_ns, 100 * kNsPerUs) << "the paper's interval by default";
-  const RunConfig s = parse_run_config(
-      toml::parse(std::string(kTopo) + "[agent]\npolicy = \"static\"\nprofile = \"" ROCEMU_SOURCE_ROOT
-                  "/configs/ecn/hpcc_alibaba.toml\"\n"),
-      "t.toml");
+  const RunConfig s =
+      parse_run_config(toml::parse(std::string(kTopo) +
+                                   "[agent]\npolicy = \"static\"\nprofile = \"" ROCEMU_SOURCE_ROOT
+                                   "/configs/ecn/hpcc_alibaba.toml\"\n"),
+                       "t.toml");
   ASSERT_TRUE(s.agent.profile);
   EXPECT_DOUBLE_EQ(s.agent.profile->kmin_kb, 100);
   EXPECT_TRUE(s.agent.profile->scale_with_bandwidth);
   const RunConfig t = parse_run_config(
-      toml::parse(std::string(kTopo) + "[agent]\npolicy = \"alternate\"\nactions = [3, 77]\n"), "t.toml");
+      toml::parse(std::string(kTopo) + "[agent]\npolicy = \"alternate\"\nactions = [3, 77]\n"),
+      "t.toml");
   EXPECT_EQ(t.agent.alternate[0], 3);
   EXPECT_EQ(t.agent.alternate[1], 77);
   EXPECT_FALSE(parse_run_config(toml::parse(kTopo), "t.toml").agent.on()) << "no [agent]: off";
@@ -199,32 +208,45 @@ TEST(RunConfigAgent, EveryBadValueIsRefusedWithItsReason) {
   const auto bad = [&](const std::string& agent_table) {
     return problems_of(std::string(kTopo) + "[agent]\n" + agent_table);
   };
-  EXPECT_NE(bad("policy = \"dctcp\"\n").find("must be one of static, graphcc, acc, alternate"), std::string::npos);
-  EXPECT_NE(bad("interval_us = 100\n").find("agent.policy"), std::string::npos) << "policy is required";
-  EXPECT_NE(bad("policy = \"graphcc\"\n").find("needs a model file"), std::string::npos);
-  EXPECT_NE(bad("policy = \"graphcc\"\nmodel = \"/nonexistent/x.model\"\n").find("/nonexistent/x.model"),
+  EXPECT_NE(bad("policy = \"dctcp\"\n").find("must be one of static, graphcc, acc, alternate"),
             std::string::npos);
-  EXPECT_NE(bad("policy = \"graphcc\"\nmodel = \"" + m.corrupt + "\"\n").find("agent.model"), std::string::npos);
-  EXPECT_NE(bad("policy = \"graphcc\"\nmodel = \"" + m.acc + "\"\n").find("is an ACC model"), std::string::npos);
+  EXPECT_NE(bad("interval_us = 100\n").find("agent.policy"), std::string::npos)
+      << "policy is required";
+  EXPECT_NE(bad("policy = \"graphcc\"\n").find("needs a model file"), std::string::npos);
+  EXPECT_NE(
+      bad("policy = \"graphcc\"\nmodel = \"/nonexistent/x.model\"\n").find("/nonexistent/x.model"),
+      std::string::npos);
+  EXPECT_NE(bad("policy = \"graphcc\"\nmodel = \"" + m.corrupt + "\"\n").find("agent.model"),
+            std::string::npos);
+  EXPECT_NE(bad("policy = \"graphcc\"\nmodel = \"" + m.acc + "\"\n").find("is an ACC model"),
+            std::string::npos);
   EXPECT_NE(bad("policy = \"acc\"\nmodel = \"" + m.graphcc + "\"\n").find("is a GraphCC model"),
             std::string::npos);
-  EXPECT_NE(bad("policy = \"static\"\nmodel = \"" + m.graphcc + "\"\n").find("only graphcc and acc take a model"),
+  EXPECT_NE(bad("policy = \"static\"\nmodel = \"" + m.graphcc + "\"\n")
+                .find("only graphcc and acc take a model"),
             std::string::npos);
   EXPECT_NE(bad("policy = \"graphcc\"\nmodel = \"" + m.graphcc + "\"\nprofile = \"x.toml\"\n")
                 .find("only the static policy takes an ECN profile"),
             std::string::npos);
-  EXPECT_NE(bad("policy = \"static\"\nprofile = \"/nonexistent.toml\"\n").find("agent.profile"), std::string::npos);
-  EXPECT_NE(bad("policy = \"static\"\ninterval_us = 0\n").find("agent.interval_us"), std::string::npos);
-  EXPECT_NE(bad("policy = \"alternate\"\nactions = [1, 2, 3]\n").find("exactly two"), std::string::npos);
-  EXPECT_NE(bad("policy = \"alternate\"\nactions = [1, 120]\n").find("agent.actions"), std::string::npos);
-  EXPECT_NE(bad("policy = \"static\"\nactions = [1, 2]\n").find("only the alternate policy"), std::string::npos);
-  EXPECT_NE(bad("policy = \"static\"\nrecrod = true\n").find("agent.recrod"), std::string::npos) << "unknown key";
+  EXPECT_NE(bad("policy = \"static\"\nprofile = \"/nonexistent.toml\"\n").find("agent.profile"),
+            std::string::npos);
+  EXPECT_NE(bad("policy = \"static\"\ninterval_us = 0\n").find("agent.interval_us"),
+            std::string::npos);
+  EXPECT_NE(bad("policy = \"alternate\"\nactions = [1, 2, 3]\n").find("exactly two"),
+            std::string::npos);
+  EXPECT_NE(bad("policy = \"alternate\"\nactions = [1, 120]\n").find("agent.actions"),
+            std::string::npos);
+  EXPECT_NE(bad("policy = \"static\"\nactions = [1, 2]\n").find("only the alternate (and stall, throw) test policies"),
+            std::string::npos);
+  EXPECT_NE(bad("policy = \"static\"\nrecrod = true\n").find("agent.recrod"), std::string::npos)
+      << "unknown key";
   // An ACC model trained for another topology (other number of ports) is refused.
   const std::string other = std::string(R"(
 [topology]
 kind = "star"
 hosts = 5
-)") + "[agent]\npolicy = \"acc\"\nmodel = \"" + m.acc + "\"\n";
+)") + "[agent]\npolicy = \"acc\"\nmodel = \"" +
+                            m.acc + "\"\n";
   EXPECT_NE(problems_of(other).find("agent.model"), std::string::npos);
 }
 
@@ -249,14 +271,23 @@ TEST(RunConfigAgent, CommandLineFlagsOverrideAndAreChecked) {
 }
 
 TEST(RunConfigAgent, RealTimeRefusesWhatItDoesNotHonour) {
-  RunConfig c = parse_run_config(toml::parse(std::string(kTopo) + "[agent]\npolicy = \"static\"\n"), "t.toml");
+  const std::string workload =
+      std::string(kTopo) +
+      "[workload]\ncdf_file = \"" ROCEMU_SOURCE_ROOT
+      "/configs/workloads/FbHdp_distribution.txt\"\nload = 0.3\nduration_us = 100\n";
+  RunConfig c =
+      parse_run_config(toml::parse(workload + "[telemetry]\ninterval_us = 10\n"), "t.toml");
   try {
     check_realtime_honours(c);
-    FAIL() << "real time took [agent]";
+    FAIL() << "a real-time workload run took [telemetry]";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("virtual time (rocemu-sim) only"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("does not sample queues yet (rocemu-sim does)"),
+              std::string::npos);
   }
-  EXPECT_NO_THROW(check_realtime_honours(parse_run_config(toml::parse(kTopo), "t.toml")));
+  EXPECT_NO_THROW(check_realtime_honours(parse_run_config(toml::parse(workload), "t.toml")));
+  EXPECT_NO_THROW(check_realtime_honours(parse_run_config(
+      toml::parse(std::string(kTopo) + "[agent]\npolicy = \"static\"\n"), "t.toml")))
+      << "the agent runs in real time too";
 }
 
 }  // namespace rocemu::fabric

@@ -58,7 +58,7 @@ void run_mixed_ops(uint64_t seed, uint32_t mtu) {
   int sends = 0;
   for (int i = 0; i < 150; ++i) {
     const uint32_t len = static_cast<uint32_t>(1 + rng.below(i % 3 == 0 ? 20000 : 3000));
-    const uint64_t so = rng.below(kBuf / 2 - len) , dof = kBuf / 2 + rng.below(kBuf / 2 - len);
+    const uint64_t so = rng.below(kBuf / 2 - len), dof = kBuf / 2 + rng.below(kBuf / 2 - len);
     const int kind = static_cast<int>(rng.below(4));
     Op op{};
     op.len = len;
@@ -115,17 +115,26 @@ void run_mixed_ops(uint64_t seed, uint32_t mtu) {
     EXPECT_EQ(wcs[i].wr_id, i) << "completions in posting order";
   }
   ASSERT_TRUE(hp.wait_wcs(1, posted_recvs, rwcs, kNsPerSec))
-      << "receive completions " << rwcs.size() << " of " << posted_recvs << [&] {
-           std::string r;
-           for (int i = 0; i < nic::kNumRxDrops; ++i)
-             r += std::string(" ") + nic::rx_drop_name(static_cast<nic::RxDrop>(i)) + "=" +
-                  std::to_string(hp.host[1]->counters().drops[i]);
-           return r;
-         }() << [&] {
+      << "receive completions " << rwcs.size() << " of " << posted_recvs <<
+      [&] {
+        std::string r;
+        for (int i = 0; i < nic::kNumRxDrops; ++i)
+          r += std::string(" ") + nic::rx_drop_name(static_cast<nic::RxDrop>(i)) + "=" +
+               std::to_string(hp.host[1]->counters().drops[i]);
+        return r;
+      }()
+      << [&] {
            int s = 0, w = 0, rs = 0, rw = 0;
-           for (auto& op : ops) { s += op.opcode == IBV_WR_SEND_WITH_IMM; w += op.opcode == IBV_WR_RDMA_WRITE_WITH_IMM; }
-           for (auto& wc : rwcs) { rs += wc.opcode == IBV_WC_RECV; rw += wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM; }
-           return " sends " + std::to_string(s) + "/" + std::to_string(rs) + " wimm " + std::to_string(w) + "/" + std::to_string(rw);
+           for (auto& op : ops) {
+             s += op.opcode == IBV_WR_SEND_WITH_IMM;
+             w += op.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+           }
+           for (auto& wc : rwcs) {
+             rs += wc.opcode == IBV_WC_RECV;
+             rw += wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM;
+           }
+           return " sends " + std::to_string(s) + "/" + std::to_string(rs) + " wimm " +
+                  std::to_string(w) + "/" + std::to_string(rw);
          }();
   for (size_t i = 0; i < rwcs.size(); ++i) {
     EXPECT_EQ(rwcs[i].status, IBV_WC_SUCCESS);
@@ -158,11 +167,14 @@ INSTANTIATE_TEST_SUITE_P(Seeds, LossyLinkMtu, ::testing::Range(uint64_t{1}, uint
 TEST(Retry, UnreachablePeerExhaustsRetriesWithRetryExcErr) {
   nic::NicParams p;
   nic::ConnectOptions opt;
-  opt.timeout = 6;   // 262 us
+  opt.timeout = 6;  // 262 us
   opt.retry_cnt = 3;
   HostPair hp(p, 25 * kBpsPerGbps, 1000, 5, opt);
   uint64_t sent = 0;
-  hp.wire->set_filter([&](int side, const uint8_t*, uint32_t) { sent += side == 0; return side == 0; });
+  hp.wire->set_filter([&](int side, const uint8_t*, uint32_t) {
+    sent += side == 0;
+    return side == 0;
+  });
   auto a = pattern(8192, 3);
   std::vector<uint8_t> b(8192);
   const auto amr = hp.reg(0, a), bmr = hp.reg(1, b);
@@ -178,7 +190,7 @@ TEST(Retry, UnreachablePeerExhaustsRetriesWithRetryExcErr) {
   EXPECT_EQ(wcs[1].status, IBV_WC_WR_FLUSH_ERR);
   EXPECT_EQ(hp.host[0]->qp_state(hp.qpn[0]), IBV_QPS_ERR);
   EXPECT_EQ(hp.host[0]->counters().timeouts, 4u);  // the first try, then 3 retries
-  EXPECT_EQ(sent, 4u * 16);                         // 16 packets, sent 1 + retry_cnt times
+  EXPECT_EQ(sent, 4u * 16);                        // 16 packets, sent 1 + retry_cnt times
   // Timed at 4.096 us x 2^6 per attempt (plus the send time of the first burst).
   EXPECT_GE(hp.wire->now(), 4 * nic::local_ack_timeout_ns(6));
   EXPECT_LT(hp.wire->now(), 5 * nic::local_ack_timeout_ns(6));
@@ -196,11 +208,11 @@ TEST(RemoteAccess, RkeyViolationGivesRemAccessErrAtRequester) {
     uint32_t rkey, len;
     ibv_wr_opcode op;
   } cases[] = {
-      {bmr.addr, bmr.rkey ^ 0x1, 100, IBV_WR_RDMA_WRITE},         // wrong key
-      {bmr.addr + 4000, bmr.rkey, 200, IBV_WR_RDMA_WRITE},        // past the end
-      {romr.addr, romr.rkey, 100, IBV_WR_RDMA_WRITE},             // no remote write right
-      {bmr.addr + 4095, bmr.rkey, 2, IBV_WR_RDMA_READ},           // READ past the end
-      {bmr.addr - 1, bmr.rkey, 10, IBV_WR_RDMA_READ},             // READ before the start
+      {bmr.addr, bmr.rkey ^ 0x1, 100, IBV_WR_RDMA_WRITE},   // wrong key
+      {bmr.addr + 4000, bmr.rkey, 200, IBV_WR_RDMA_WRITE},  // past the end
+      {romr.addr, romr.rkey, 100, IBV_WR_RDMA_WRITE},       // no remote write right
+      {bmr.addr + 4095, bmr.rkey, 2, IBV_WR_RDMA_READ},     // READ past the end
+      {bmr.addr - 1, bmr.rkey, 10, IBV_WR_RDMA_READ},       // READ before the start
   };
   for (const Case& c : cases) {
     HostPair h(p);
@@ -210,7 +222,8 @@ TEST(RemoteAccess, RkeyViolationGivesRemAccessErrAtRequester) {
     const auto dmr = h.reg(1, dst);
     const auto gmr = h.reg(1, guard, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
     const uint64_t base = c.rkey == romr.rkey ? gmr.addr : dmr.addr;
-    const uint32_t rkey = c.rkey == romr.rkey ? gmr.rkey : (c.rkey == bmr.rkey ? dmr.rkey : dmr.rkey ^ 1);
+    const uint32_t rkey =
+        c.rkey == romr.rkey ? gmr.rkey : (c.rkey == bmr.rkey ? dmr.rkey : dmr.rkey ^ 1);
     const uint64_t addr = base + (c.addr - (c.rkey == romr.rkey ? romr.addr : bmr.addr));
     ibv_sge sge{smr.addr, c.len, smr.lkey};
     ibv_send_wr wr = make_wr(9, c.op, &sge, 1, addr, rkey);
@@ -274,7 +287,6 @@ TEST(Rnr, RnrRetryCountEndsInRnrRetryExcErr) {
   EXPECT_EQ(hp.host[0]->counters().rnr_naks_received, 3u);
 }
 
-
 // An ACK timeout shorter than the round trip (as with Linux rxe's default against a slow
 // peer): the requester rewinds, and the ACKs of the first transmission then arrive for PSNs
 // beyond the rewound send position. They acknowledge data the responder has, so they must
@@ -282,7 +294,7 @@ TEST(Rnr, RnrRetryCountEndsInRnrRetryExcErr) {
 TEST(Retry, AcksForDataSentBeforeARewindAreAccepted) {
   nic::NicParams p;
   nic::ConnectOptions opt;
-  opt.timeout = 1;   // 8.192 us, shorter than the 20 us round trip
+  opt.timeout = 1;  // 8.192 us, shorter than the 20 us round trip
   opt.retry_cnt = 7;
   HostPair hp(p, 100 * kBpsPerGbps, 10 * kNsPerUs, 3, opt);
   const size_t n = 256 * 1024;
@@ -299,6 +311,66 @@ TEST(Retry, AcksForDataSentBeforeARewindAreAccepted) {
   const auto& c = hp.host[0]->counters();
   EXPECT_GE(c.timeouts, 1u);  // the scenario did rewind (and, before the fix, ended in
                               // IBV_WC_RETRY_EXC_ERR with the data incomplete)
+}
+
+// After a local ACK timeout the requester resends a small window (16 packets) first and
+// opens it again as ACKs make progress, instead of resending max_outstanding_packets at once:
+// against a peer that is not keeping up, every timeout would otherwise queue another full
+// window behind the copies it has not read yet (the interop guest's window collapse).
+TEST(Retry, AfterATimeoutTheResendStartsWithASmallWindow) {
+  nic::NicParams p;
+  nic::ConnectOptions opt;
+  opt.timeout = 8;  // 1.05 ms
+  HostPair hp(p, 25 * kBpsPerGbps, 1000, 3, opt);
+  const size_t n = 256 * 1024;  // 256 packets, all inside the 1024-packet window
+  auto a = pattern(n, 5);
+  std::vector<uint8_t> b(n, 0);
+  const auto amr = hp.reg(0, a), bmr = hp.reg(1, b);
+  const TimeNs t_out = nic::local_ack_timeout_ns(8);
+  std::vector<TimeNs> sent_at;
+  hp.wire->set_filter([&](int side, const uint8_t*, uint32_t) {
+    if (side == 0) sent_at.push_back(hp.wire->now());
+    return side == 1 && hp.wire->now() < t_out * 3 / 2;  // every ACK lost until 1.5 timeouts
+  });
+  ibv_sge sge{amr.addr, static_cast<uint32_t>(n), amr.lkey};
+  ibv_send_wr wr = make_wr(1, IBV_WR_RDMA_WRITE, &sge, 1, bmr.addr, bmr.rkey);
+  ASSERT_EQ(hp.host[0]->post_send(hp.qpn[0], &wr, nullptr), 0);
+  std::vector<ibv_wc> wcs;
+  ASSERT_TRUE(hp.wait_wcs(0, 1, wcs, 100 * kNsPerMs));
+  EXPECT_EQ(wcs[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(a, b);
+  const size_t first_burst = static_cast<size_t>(
+      std::count_if(sent_at.begin(), sent_at.end(), [&](TimeNs t) { return t < t_out; }));
+  const size_t after_first_timeout = static_cast<size_t>(std::count_if(
+      sent_at.begin(), sent_at.end(), [&](TimeNs t) { return t >= t_out && t < 2 * t_out; }));
+  EXPECT_EQ(first_burst, 256u);
+  EXPECT_EQ(after_first_timeout, 16u) << "the first resend is a 16-packet window";
+  EXPECT_EQ(hp.host[0]->counters().timeouts, 2u);
+}
+
+// A window smaller than ack_every_packets: the packet that fills the window asks for an ACK,
+// so the transfer never waits for the timer.
+TEST(Window, AWindowBelowAckEveryPacketsAsksForAnAckWhenFull) {
+  nic::NicParams p;
+  p.max_outstanding_packets = 8;
+  p.ack_every_packets = 64;
+  nic::ConnectOptions opt;
+  opt.timeout = 14;  // 67 ms: one timeout would dominate the run time
+  HostPair hp(p, 25 * kBpsPerGbps, 1000, 3, opt);
+  const size_t n = 200 * 1024;
+  auto a = pattern(n, 6);
+  std::vector<uint8_t> b(n, 0);
+  const auto amr = hp.reg(0, a), bmr = hp.reg(1, b);
+  ibv_sge sge{amr.addr, static_cast<uint32_t>(n), amr.lkey};
+  ibv_send_wr wr = make_wr(1, IBV_WR_RDMA_WRITE, &sge, 1, bmr.addr, bmr.rkey);
+  ASSERT_EQ(hp.host[0]->post_send(hp.qpn[0], &wr, nullptr), 0);
+  std::vector<ibv_wc> wcs;
+  ASSERT_TRUE(hp.wait_wcs(0, 1, wcs, kNsPerSec));
+  EXPECT_EQ(wcs[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(hp.host[0]->counters().timeouts, 0u);
+  EXPECT_LT(hp.wire->now(), 2 * kNsPerMs)
+      << "200 packets at ~0.4 us each plus RTTs, no 67 ms stall";
 }
 
 }  // namespace

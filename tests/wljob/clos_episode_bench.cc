@@ -22,8 +22,8 @@ void BM_Clos24EpisodeFbHdp60Incast16(benchmark::State& state) {
     return true;
   }();
   (void)eal;
-  fabric::RunConfig cfg = fabric::load_run_config(
-      std::string(ROCEMU_SOURCE_ROOT) + "/configs/workloads/clos24_fbhdp_incast.toml");
+  fabric::RunConfig cfg = fabric::load_run_config(std::string(ROCEMU_SOURCE_ROOT) +
+                                                  "/configs/workloads/clos24_fbhdp_incast.toml");
   cfg.workload_qps_per_pair = static_cast<uint32_t>(state.range(0));
   fabric::WorkloadRunOptions opt;
   opt.progress_out = nullptr;
@@ -45,8 +45,13 @@ void BM_Clos24EpisodeFbHdp60Incast16(benchmark::State& state) {
   state.counters["slowdown_median"] = median;
   state.counters["slowdown_p99"] = p99;
 }
-BENCHMARK(BM_Clos24EpisodeFbHdp60Incast16)->ArgName("qps_per_pair")->Arg(1)->Arg(4)
-    ->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_Clos24EpisodeFbHdp60Incast16)
+    ->ArgName("qps_per_pair")
+    ->Arg(1)
+    ->Arg(4)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
+    ->UseRealTime();
 
 }  // namespace
 

@@ -24,7 +24,8 @@ TEST(WorkloadJobDpdk, RealTimeStarCompletesEveryFlowAtNoMoreThanTheEmulatedRate)
   std::ostringstream t;
   t << "[run]\nseed = 3\n"
     << "[topology]\nkind = \"star\"\nhosts = 4\nrate_gbps = 1\ndelay_ns = 1000\n"
-    << "[workload]\ncdf_file = \"" << ROCEMU_SOURCE_ROOT << "/configs/workloads/FbHdp_distribution.txt\"\n"
+    << "[workload]\ncdf_file = \"" << ROCEMU_SOURCE_ROOT
+    << "/configs/workloads/FbHdp_distribution.txt\"\n"
     << "load = 0.3\nduration_us = 2000\nqps_per_pair = 2\n"
     << "[workload.incast]\nsenders = 3\nsize_bytes = 8192\nperiod_us = 1000\nreceiver = 0\n"
     << "[testbed]\ntime_limit_s = 20\n";
@@ -40,8 +41,8 @@ TEST(WorkloadJobDpdk, RealTimeStarCompletesEveryFlowAtNoMoreThanTheEmulatedRate)
   TimeNs first_start = kNever;
   const uint32_t mtu = cfg.nic_params.mtu_bytes;
   for (const auto& rec : r.records) {
-    const uint64_t last_frame = std::min<uint64_t>(rec.flow.size_bytes, mtu) + workload::kPacketHeaderBytes +
-                                workload::kRethBytes;
+    const uint64_t last_frame = std::min<uint64_t>(rec.flow.size_bytes, mtu) +
+                                workload::kPacketHeaderBytes + workload::kRethBytes;
     const TimeNs bound = rec.ideal_ns - 4 * kNsPerUs - serialization_ns(last_frame, kBpsPerGbps);
     EXPECT_GT(rec.fct_ns(), 0) << "flow " << rec.flow.id;
     EXPECT_GE(rec.fct_ns(), bound) << "flow " << rec.flow.id << " size " << rec.flow.size_bytes;

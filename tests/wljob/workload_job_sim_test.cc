@@ -38,8 +38,10 @@ RunConfig star_workload(double load, int duration_us, bool incast, const char* o
   std::ostringstream t;
   t << "[run]\nseed = 7\n"
     << "[topology]\nkind = \"star\"\nhosts = 8\nrate_gbps = 25\ndelay_ns = 1000\n"
-    << "[workload]\ncdf_file = \"" << ROCEMU_SOURCE_ROOT << "/configs/workloads/FbHdp_distribution.txt\"\n"
-    << "load = " << load << "\nduration_us = " << duration_us << "\nop = \"" << op << "\"\nqps_per_pair = " << qps_per_pair << "\n";
+    << "[workload]\ncdf_file = \"" << ROCEMU_SOURCE_ROOT
+    << "/configs/workloads/FbHdp_distribution.txt\"\n"
+    << "load = " << load << "\nduration_us = " << duration_us << "\nop = \"" << op
+    << "\"\nqps_per_pair = " << qps_per_pair << "\n";
   if (incast)
     t << "[workload.incast]\nsenders = 4\nsize_bytes = 32768\nperiod_us = 500\nreceiver = 0\n";
   t << "[sim]\nuntil_us = 200000\n";
@@ -68,7 +70,8 @@ void expect_every_flow_complete_and_above_ideal(const WorkloadResult& r) {
   EXPECT_EQ(r.flows_posted, r.flows_generated);
   for (const auto& rec : r.records) {
     ASSERT_GT(rec.ideal_ns, 0) << "flow " << rec.flow.id;
-    EXPECT_GE(rec.fct_ns(), rec.ideal_ns) << "flow " << rec.flow.id << " size " << rec.flow.size_bytes;
+    EXPECT_GE(rec.fct_ns(), rec.ideal_ns)
+        << "flow " << rec.flow.id << " size " << rec.flow.size_bytes;
     EXPECT_GE(rec.slowdown(), 1.0);
   }
   EXPECT_GE(r.summary.overall.median, 1.0);
@@ -93,7 +96,8 @@ TEST(WorkloadJobSim, SendFlowsCompleteLikeWrites) {
 
 TEST(WorkloadJobSim, OneSeedWritesByteIdenticalResultFiles) {
   const RunConfig cfg = star_workload(0.5, 1000, true);
-  const auto dir = std::filesystem::temp_directory_path() / ("rocemu_wljob_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("rocemu_wljob_" + std::to_string(::getpid()));
   write_workload_files(run_workload_virtual(cfg, quiet()), (dir / "a").string());
   write_workload_files(run_workload_virtual(cfg, quiet()), (dir / "b").string());
   for (const char* f : {"flows.csv", "bins.csv", "metrics.csv"}) {
@@ -109,10 +113,11 @@ TEST(WorkloadJobSim, HigherLoadGivesHigherMedianSlowdown) {
   const WorkloadResult heavy = run_workload_virtual(star_workload(0.8, 3000, false), quiet());
   expect_every_flow_complete_and_above_ideal(light);
   expect_every_flow_complete_and_above_ideal(heavy);
-  std::printf("load 0.2: %zu flows, median slowdown %.3f, mean queue %.0f B; load 0.8: %zu flows, "
-              "median %.3f, mean queue %.0f B\n",
-              light.records.size(), light.summary.overall.median, light.summary.mean_queue_bytes,
-              heavy.records.size(), heavy.summary.overall.median, heavy.summary.mean_queue_bytes);
+  std::printf(
+      "load 0.2: %zu flows, median slowdown %.3f, mean queue %.0f B; load 0.8: %zu flows, "
+      "median %.3f, mean queue %.0f B\n",
+      light.records.size(), light.summary.overall.median, light.summary.mean_queue_bytes,
+      heavy.records.size(), heavy.summary.overall.median, heavy.summary.mean_queue_bytes);
   EXPECT_GT(heavy.records.size(), 2 * light.records.size());
   EXPECT_GT(heavy.summary.overall.median, light.summary.overall.median);
   EXPECT_GT(heavy.summary.mean_queue_bytes, light.summary.mean_queue_bytes);
@@ -133,8 +138,9 @@ TEST(WorkloadJobSim, RunConfigReportsWorkloadProblemsAgainstTheTopologyAtOnce) {
   }
   // Without [job], a [workload] run does not need hosts named h0/h1 to be checked as a job.
   const RunConfig ok = parse_run_config(
-      toml::parse("[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nload = 0\nduration_us = 100\n"
-                  "[workload.incast]\nsenders = 3\nsize_bytes = 1000\nperiod_us = 10\n"),
+      toml::parse(
+          "[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nload = 0\nduration_us = 100\n"
+          "[workload.incast]\nsenders = 3\nsize_bytes = 1000\nperiod_us = 10\n"),
       "ok.toml");
   ASSERT_TRUE(ok.workload.has_value());
   EXPECT_EQ(ok.workload_qps_per_pair, 1u);
@@ -150,8 +156,10 @@ TEST(WorkloadJobSim, MoreQpsPerPairCutTheTailOfSmallFlowsBehindLargeOnes) {
     std::sort(v.begin(), v.end());
     return workload::percentile_sorted(v, 99);
   };
-  const WorkloadResult one = run_workload_virtual(star_workload(0.8, 3000, false, "write", 1), quiet());
-  const WorkloadResult four = run_workload_virtual(star_workload(0.8, 3000, false, "write", 4), quiet());
+  const WorkloadResult one =
+      run_workload_virtual(star_workload(0.8, 3000, false, "write", 1), quiet());
+  const WorkloadResult four =
+      run_workload_virtual(star_workload(0.8, 3000, false, "write", 4), quiet());
   expect_every_flow_complete_and_above_ideal(four);
   ASSERT_EQ(one.records.size(), four.records.size());  // same flows, other QPs
   std::printf("small flows p99 slowdown: 1 QP per pair %.2f, 4 QPs per pair %.2f\n", small_p99(one),
