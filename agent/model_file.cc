@@ -3,8 +3,10 @@
 
 #include <bit>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <vector>
@@ -115,6 +117,17 @@ void save_model(const std::string& path, const Model& model) {
 }
 
 Model load_model(const std::string& path) {
+  // Only a regular file of plausible size: /dev/zero, a FIFO or a directory would be read
+  // forever or make no sense.
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) fail(path, "cannot open: no such file");
+  if (!std::filesystem::is_regular_file(st)) fail(path, "not a regular file");
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) fail(path, "cannot read its size: " + ec.message());
+  if (size > kMaxModelFileBytes)
+    fail(path, std::to_string(size) + " bytes: larger than any model (limit " +
+                   std::to_string(kMaxModelFileBytes) + ")");
   std::ifstream f(path, std::ios::binary);
   if (!f) fail(path, std::string("cannot open: ") + std::strerror(errno));
   std::vector<uint8_t> in((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -159,6 +172,14 @@ Model load_model(const std::string& path) {
     fail(path, "checksum mismatch (file corrupt)");
   std::vector<float> payload(nfloats);
   std::memcpy(payload.data(), in.data() + kHeaderBytes, nfloats * sizeof(float));
+  // A checksum proves the bytes are what was written, not that they are weights: NaN, Inf or
+  // absurd magnitudes (nothing DQN training produces) would act as garbage.
+  for (size_t i = 0; i < payload.size(); ++i) {
+    if (!std::isfinite(payload[i])) fail(path, "weight " + std::to_string(i) + " is not finite");
+    if (std::fabs(payload[i]) > kMaxAbsWeight)
+      fail(path, "weight " + std::to_string(i) + " = " + std::to_string(payload[i]) +
+                     " is implausible (|w| > " + std::to_string(kMaxAbsWeight) + ")");
+  }
   if (m.kind == ModelKind::kGraphCc) {
     read_floats(payload.data(), m.mpnn);
   } else {

@@ -7,10 +7,13 @@
 //   u64 action_table_hash() | u64 payload floats | u64 FNV-1a of the payload bytes |
 //   payload: float32 weights, layer by layer (w row-major [out][in], then b), network by
 //   network, in the order of model_weights.h.
-// A model trained with other dimensions or another action table, or a truncated or
-// corrupted file, is refused with one ModelFileError naming the file and the reason.
+// A model trained with other dimensions or another action table, a truncated or corrupted
+// file, weights that are NaN, infinite or absurd (|w| > 1e6), a file over 512 MiB, or a path
+// that is not a regular file (/dev/zero, a FIFO, a directory) is refused with one
+// ModelFileError naming the file and the reason.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -19,6 +22,10 @@
 namespace rocemu::agent {
 
 inline constexpr uint32_t kModelFormatVersion = 1;
+/// Larger files are refused before they are read (an ACC model of 30,000 ports is ~500 MB).
+inline constexpr uint64_t kMaxModelFileBytes = 512ull << 20;
+/// A weight of larger magnitude is refused as corrupt (trained weights are O(1)).
+inline constexpr float kMaxAbsWeight = 1e6f;
 
 class ModelFileError : public std::runtime_error {
  public:

@@ -163,7 +163,6 @@ std::optional<int> prepare_run(EngineKind kind, const char* program, int argc, c
   apply_overrides(cli, cfg);
   try {
     fabric::apply_agent_flags(cfg, cli.policy, cli.agent_model, cli.agent_interval_us);
-    if (kind == EngineKind::kTestbed) fabric::check_realtime_honours(cfg);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "%s: %s", program, e.what());
     if (std::string(e.what()).back() != '\n') std::fputc('\n', stderr);

@@ -67,6 +67,15 @@ int64_t ConfigReader::integer(std::string_view key, int64_t def, int64_t min, in
   if (auto i = n->value_exact<int64_t>()) {
     v = *i;
   } else if (auto d = n->value_exact<double>(); d && std::floor(*d) == *d && std::isfinite(*d)) {
+    // Range-check in double first: casting a double outside int64's range (1e30, 9.3e18) is
+    // undefined behaviour. 2^63 itself is not an int64 either.
+    if (*d < static_cast<double>(min) || *d > static_cast<double>(max) || *d >= 0x1p63 ||
+        *d < -0x1p63) {
+      errors_->add(key_path(key), show(*n),
+                   "out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]",
+                   line_of(*n));
+      return def;
+    }
     v = static_cast<int64_t>(*d);
   } else {
     errors_->add(key_path(key), show(*n), "expected an integer", line_of(*n));
@@ -174,7 +183,8 @@ std::vector<int64_t> ConfigReader::integer_array(std::string_view key, std::vect
     if (!v) {
       errors_->add(p, show(e), "expected an integer", line_of(e));
     } else if (*v < min || *v > max) {
-      errors_->add(p, show(e), "out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]",
+      errors_->add(p, show(e),
+                   "out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]",
                    line_of(e));
     } else {
       out.push_back(*v);
@@ -222,8 +232,8 @@ std::vector<ConfigReader> ConfigReader::tables(std::string_view key) {
   if (!n) return out;
   const toml::array* a = n->as_array();
   if (!a) {
-    errors_->add(key_path(key), show(*n), "expected an array of tables ([[" + std::string(key) + "]])",
-                 line_of(*n));
+    errors_->add(key_path(key), show(*n),
+                 "expected an array of tables ([[" + std::string(key) + "]])", line_of(*n));
     return out;
   }
   for (size_t i = 0; i < a->size(); ++i) {

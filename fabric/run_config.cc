@@ -6,6 +6,7 @@
 
 #include "agent/model_file.h"
 #include "agent/policy.h"
+#include "switchsw/soft_switch.h"
 
 namespace rocemu::fabric {
 
@@ -15,10 +16,12 @@ void read_job(ConfigReader& j, const Topology& t, WriteJobParams& job) {
   j.string("kind", "write", {"write"});
   job.from = j.string("from", job.from);
   job.to = j.string("to", job.to);
-  job.bytes = static_cast<uint64_t>(j.integer("bytes", static_cast<int64_t>(job.bytes), 1, 1ll << 32));
+  job.bytes =
+      static_cast<uint64_t>(j.integer("bytes", static_cast<int64_t>(job.bytes), 1, 1ll << 32));
   job.message_bytes = static_cast<uint64_t>(
       j.integer("message_bytes", static_cast<int64_t>(job.message_bytes), 1, 1ll << 31));
-  job.pattern_seed = static_cast<uint64_t>(j.integer("pattern_seed", 0, 0, std::numeric_limits<int64_t>::max()));
+  job.pattern_seed =
+      static_cast<uint64_t>(j.integer("pattern_seed", 0, 0, std::numeric_limits<int64_t>::max()));
   if (!t.nodes().empty()) {
     for (const char* key : {"from", "to"}) {
       const std::string& name = std::string(key) == "from" ? job.from : job.to;
@@ -79,14 +82,17 @@ std::string resolve_beside(const std::string& path, const std::string& source) {
   return path;
 }
 
-constexpr const char* kAgentPolicies[] = {"static", "graphcc", "acc", "alternate", "stall", "throw"};
-constexpr const char* kAgentPolicyList = "must be one of static, graphcc, acc, alternate, stall, throw";
+constexpr const char* kAgentPolicies[] = {"static",    "graphcc", "acc",
+                                          "alternate", "stall",   "throw"};
+constexpr const char* kAgentPolicyList =
+    "must be one of static, graphcc, acc, alternate, stall, throw";
 
 /// Loads the model of a graphcc/acc policy and checks it against the topology's port graph;
 /// the reason of a refusal, or "".
 std::string load_agent_model(AgentRunParams& a, const Topology& t) {
   if (a.policy != "graphcc" && a.policy != "acc") return "";
-  if (a.model_path.empty()) return "policy '" + a.policy + "' needs a model file (model = \"PATH\")";
+  if (a.model_path.empty())
+    return "policy '" + a.policy + "' needs a model file (model = \"PATH\")";
   try {
     auto m = std::make_shared<agent::Model>(agent::load_model(a.model_path));
     const bool graphcc = m->kind == agent::ModelKind::kGraphCc;
@@ -112,7 +118,8 @@ void read_agent(ConfigReader& g, const std::string& source, const Topology& t, A
   a.interval_ns = g.integer("interval_us", a.interval_ns / kNsPerUs, 1, 60'000'000) * kNsPerUs;
   a.record = g.boolean("record", false);
   if (g.has("model")) {
-    if (a.policy != "graphcc" && a.policy != "acc") g.error("model", "only graphcc and acc take a model");
+    if (a.policy != "graphcc" && a.policy != "acc")
+      g.error("model", "only graphcc and acc take a model");
     a.model_path = resolve_beside(g.string("model", ""), source);
   }
   if (g.has("profile")) {
@@ -137,15 +144,6 @@ void read_agent(ConfigReader& g, const std::string& source, const Topology& t, A
 
 }  // namespace
 
-void check_realtime_honours(const RunConfig& cfg) {
-  ConfigErrors errors;
-  if (cfg.workload && !cfg.capture.ports.empty())
-    errors.add("capture", "", "a real-time [workload] run does not capture yet (rocemu-sim does)");
-  if (cfg.workload && cfg.telemetry.interval_ns > 0)
-    errors.add("telemetry", "", "a real-time [workload] run does not sample queues yet (rocemu-sim does)");
-  if (!errors.empty()) throw ConfigError(errors.format(cfg.source));
-}
-
 void apply_agent_flags(RunConfig& cfg, const std::string& policy, const std::string& model,
                        int64_t interval_us) {
   ConfigErrors errors;
@@ -161,7 +159,8 @@ void apply_agent_flags(RunConfig& cfg, const std::string& policy, const std::str
     a.policy = policy;
   }
   if (!model.empty()) {
-    if (!a.on()) errors.add("--agent-model", model, "needs --policy graphcc|acc (or an [agent] table)");
+    if (!a.on())
+      errors.add("--agent-model", model, "needs --policy graphcc|acc (or an [agent] table)");
     a.model_path = model;
     a.model.reset();
   }
@@ -184,7 +183,8 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
   ConfigReader r(root, "", errors);
 
   if (auto run = r.table("run")) {
-    cfg.seed = static_cast<uint64_t>(run->integer("seed", 1, 0, std::numeric_limits<int64_t>::max()));
+    cfg.seed =
+        static_cast<uint64_t>(run->integer("seed", 1, 0, std::numeric_limits<int64_t>::max()));
     run->string("name", "");
     run->finish();
   }
@@ -203,8 +203,18 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
   if (auto w = r.table("workload")) {
     cfg.workload_qps_per_pair = static_cast<uint32_t>(w->integer("qps_per_pair", 1, 1, 64));
     cfg.workload = workload::parse_workload_params(*w);
-    if (!t.nodes().empty())
+    if (!t.nodes().empty()) {
       workload::check_against_hosts(*cfg.workload, t.hosts().size(), "workload", errors);
+      // The QP plan: every host has qps_per_pair requester and responder QPs per other host.
+      const uint64_t need =
+          2ull * (t.hosts().size() > 0 ? t.hosts().size() - 1 : 0) * cfg.workload_qps_per_pair;
+      if (need > cfg.nic_params.max_qps)
+        errors.add("workload.qps_per_pair", std::to_string(cfg.workload_qps_per_pair),
+                   "the QP plan needs " + std::to_string(need) + " QPs per host (2 x " +
+                       std::to_string(t.hosts().size() - 1) +
+                       " peers x qps_per_pair), more than [nic] max_qps = " +
+                       std::to_string(cfg.nic_params.max_qps));
+    }
   }
   if (auto j = r.table("job")) {
     read_job(*j, t, cfg.job);
@@ -215,15 +225,17 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
     read_job(j2, t, cfg.job);
   }
   if (auto s = r.table("sim")) {
-    cfg.sim.until_ns = s->integer("until_us", cfg.sim.until_ns / kNsPerUs, 1, 3'600'000'000) * kNsPerUs;
+    cfg.sim.until_ns =
+        s->integer("until_us", cfg.sim.until_ns / kNsPerUs, 1, 3'600'000'000) * kNsPerUs;
     s->finish();
   }
   if (auto tb = r.table("testbed")) {
     const std::string ports = tb->string("ports", "ring", kBackendNames);
     parse_backend(ports, cfg.testbed.backend);
-    cfg.testbed.time_limit_ns = static_cast<TimeNs>(
-        tb->number("time_limit_s", 30, 0.001, 3600) * static_cast<double>(kNsPerSec));
-    cfg.testbed.pool_mbufs = static_cast<uint32_t>(tb->integer("pool_mbufs", cfg.testbed.pool_mbufs, 1023, 1 << 22));
+    cfg.testbed.time_limit_ns = static_cast<TimeNs>(tb->number("time_limit_s", 30, 0.001, 3600) *
+                                                    static_cast<double>(kNsPerSec));
+    cfg.testbed.pool_mbufs =
+        static_cast<uint32_t>(tb->integer("pool_mbufs", cfg.testbed.pool_mbufs, 1023, 1 << 22));
     cfg.testbed.idle_sleep_ns = tb->integer("idle_sleep_us", 0, 0, 10000) * kNsPerUs;
     cfg.testbed.eal_args = tb->string_array("eal_args", {});
     if (auto pl = tb->table("placement")) {
@@ -256,8 +268,16 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
     tm->finish();
   }
   if (auto g = r.table("agent")) read_agent(*g, source, t, cfg.agent);
+  // Every switch's buffer must hold its headroom and reserves: say so now, not when the
+  // switch is built (in a testbed that is a log file nobody reads).
+  for (uint32_t n : t.switches()) {
+    if (auto why = sw::shared_buffer_config(cfg.switch_params, t, n).validate(); !why.empty())
+      errors.add("switch.buffer_mb", std::to_string(cfg.switch_params.buffer_bytes >> 20),
+                 "switch " + t.node(n).name + ": " + why);
+  }
   if (const auto from = t.find(cfg.job.from); from >= 0) {
-    if (auto it = cfg.testbed.placement.find(cfg.job.from); it != cfg.testbed.placement.end() && it->second != 0)
+    if (auto it = cfg.testbed.placement.find(cfg.job.from);
+        it != cfg.testbed.placement.end() && it->second != 0)
       errors.add("testbed.placement." + cfg.job.from, std::to_string(it->second),
                  "the job's sending host must stay on the main lcore 0 (the job runs there)");
   }

@@ -99,10 +99,6 @@ struct RunConfig {
   AgentRunParams agent;
 };
 
-/// Throws ConfigError naming each table of `cfg` that the real-time engine does not honour
-/// yet ([capture] and [telemetry] with [workload]) instead of ignoring it.
-void check_realtime_honours(const RunConfig& cfg);
-
 /// Puts the command line's agent flags (--policy, --agent-model, --agent-interval-us) over
 /// cfg.agent, with the checks of the [agent] table. Empty strings / 0 leave a value alone.
 /// Throws ConfigError naming the flag.

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "fabric/ecn_controller.h"
+#include "fabric/run_taps.h"
 #include "fabric/switch_nodes.h"
 #include "switchsw/soft_switch.h"
 
@@ -119,24 +119,19 @@ SwitchRunResult run_switches_realtime(const RunConfig& cfg, const SwitchRunOptio
       view.push_back(switches[i].get());
       if (switches[i]) e.attach(i, switches[i].get());
     }
-    auto tap = make_capture_tap(cfg, opt.out_dir);
-    if (tap)
-      for (const auto& p : cfg.capture.ports) e.set_tap(p, tap.get());
-    QueueTelemetry tel(cfg, view, opt.out_dir, ro.node_lcore, rte_get_main_lcore());
-    if (tel.on()) e.every(cfg.telemetry.interval_ns, [&](TimeNs now) { tel.sample(now); });
+    std::vector<sw::SoftSwitch*> controlled;
+    for (const auto& s : switches) controlled.push_back(s.get());
+    RunTaps taps(cfg, controlled, opt.out_dir, ro.node_lcore, rte_get_main_lcore());
+    taps.attach(e);
     if (opt.stop)
       e.every(kStopPollNs, [&](TimeNs) {
         if (opt.stop->load(std::memory_order_relaxed)) e.stop();
       });
-    std::vector<sw::SoftSwitch*> controlled;
-    for (const auto& s : switches) controlled.push_back(s.get());
-    EcnController agent(cfg, controlled, opt.out_dir);
     if (opt.on_ready) opt.on_ready();
-    agent.start();
+    taps.begin();
     r.elapsed_ns = e.run_for(opt.duration_ns > 0 ? opt.duration_ns : kNever);
-    agent.stop();
-    r.agent = agent.stats();
-    tel.flush();
+    taps.end();
+    r.agent = taps.agent_stats();
     r.engine = e.stats();
     for (uint32_t n = 0; n < t.nodes().size(); ++n) {
       if (!switches[n]) continue;

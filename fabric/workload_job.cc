@@ -8,6 +8,10 @@
 // and prints progress. Transport mapping and FCT definition: workload_job.h.
 #include "fabric/workload_job.h"
 
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -18,12 +22,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include <rte_errno.h>
-#include <rte_lcore.h>
-#include <rte_mbuf.h>
-
 #include "fabric/realtime_engine.h"
-#include "fabric/switch_nodes.h"
+#include "fabric/run_taps.h"
 #include "fabric/virtual_engine.h"
 #include "fabric/workload/progress.h"
 #include "fabric/workload_fabric.h"
@@ -42,8 +42,10 @@ class ProgressPrinter {
   void update(TimeNs now, uint64_t flows_done) {
     if (!out_) return;
     const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::steady_clock::now() - wall0_).count();
-    if (auto line = progress_.update(now, flows_done, wall)) std::fprintf(out_, "%s\n", line->c_str());
+                          std::chrono::steady_clock::now() - wall0_)
+                          .count();
+    if (auto line = progress_.update(now, flows_done, wall))
+      std::fprintf(out_, "%s\n", line->c_str());
   }
 
  private:
@@ -64,25 +66,19 @@ WorkloadResult run_workload_virtual(const RunConfig& cfg, const WorkloadRunOptio
     WorkloadFabric f(cfg, wcfg, pool.get(), cfg.workload_qps_per_pair);
     ProgressPrinter progress(wcfg.params, cfg.sim.until_ns, opt);
     for (uint32_t i = 0; i < f.num_nodes(); ++i) e.attach(i, f.node(i));
-    auto tap = make_capture_tap(cfg, opt.out_dir);
-    if (tap)
-      for (const auto& p : cfg.capture.ports) e.set_tap(p, tap.get());
     e.every(opt.queue_sample_ns, [&](TimeNs now) {
       f.pull(now, 2 * opt.queue_sample_ns);
       f.sample_queues(now);
       progress.update(now, f.flows_finished());
       if (f.done()) e.stop();
     });
-    std::vector<const sw::SoftSwitch*> cswitches;
-    for (sw::SoftSwitch* s : f.switch_ptrs()) cswitches.push_back(s);
-    QueueTelemetry tel(cfg, cswitches, opt.out_dir, {}, 0);
-    if (tel.on()) e.every(cfg.telemetry.interval_ns, [&](TimeNs now) { tel.sample(now); });
-    EcnController agent(cfg, f.switch_ptrs(), opt.out_dir);
-    if (agent.on()) e.every(agent.interval_ns(), [&](TimeNs now) { agent.step(now); });
+    RunTaps taps(cfg, f.switch_ptrs(), opt.out_dir);
+    taps.attach(e);
+    taps.begin();
     const TimeNs end = e.run_until(cfg.sim.until_ns);
-    tel.flush();
+    taps.end();
     r = f.result("virtual", end);
-    r.agent = agent.stats();
+    r.agent = taps.agent_stats();
     r.wall_ns = e.stats().wall_ns;
     r.events = e.stats().events;
   }
@@ -90,8 +86,8 @@ WorkloadResult run_workload_virtual(const RunConfig& cfg, const WorkloadRunOptio
 }
 
 WorkloadResult run_workload_realtime(const RunConfig& cfg, const WorkloadRunOptions& opt) {
-  if (!cfg.workload) throw std::invalid_argument("run_workload_realtime: the run has no [workload]");
-  check_realtime_honours(cfg);
+  if (!cfg.workload)
+    throw std::invalid_argument("run_workload_realtime: the run has no [workload]");
   const workload::WorkloadConfig wcfg = make_workload_config_of(cfg);
   RealtimeOptions ro;
   ro.backend = cfg.testbed.backend;
@@ -100,13 +96,13 @@ WorkloadResult run_workload_realtime(const RunConfig& cfg, const WorkloadRunOpti
   const Topology& t = cfg.topology.topology;
   if (!cfg.testbed.placement.empty()) {
     ro.node_lcore.assign(t.nodes().size(), rte_get_main_lcore());
-    for (const auto& [name, lc] : cfg.testbed.placement) ro.node_lcore[static_cast<size_t>(t.find(name))] = lc;
+    for (const auto& [name, lc] : cfg.testbed.placement)
+      ro.node_lcore[static_cast<size_t>(t.find(name))] = lc;
   }
   RealtimeEngine e(t, cfg.topology.links, ro);
   WorkloadResult r;
   {
     WorkloadFabric f(cfg, wcfg, e.pool(), cfg.workload_qps_per_pair);
-    EcnController agent(cfg, f.switch_ptrs(), opt.out_dir);
     ProgressPrinter progress(wcfg.params, cfg.testbed.time_limit_ns, opt);
     for (uint32_t i = 0; i < f.num_nodes(); ++i) e.attach(i, f.node(i));
     e.every(opt.queue_sample_ns, [&](TimeNs now) {
@@ -115,13 +111,17 @@ WorkloadResult run_workload_realtime(const RunConfig& cfg, const WorkloadRunOpti
       progress.update(now, f.flows_finished());
       if (f.done()) e.stop();
     });
+    RunTaps taps(cfg, f.switch_ptrs(), opt.out_dir, ro.node_lcore, rte_get_main_lcore());
+    taps.attach(e);
     const auto wall0 = std::chrono::steady_clock::now();
-    agent.start();
+    taps.begin();
     const TimeNs end = e.run_for(cfg.testbed.time_limit_ns);
-    agent.stop();
+    taps.end();
     r = f.result("realtime", end);
-    r.agent = agent.stats();
-    r.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall0).count();
+    r.agent = taps.agent_stats();
+    r.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::steady_clock::now() - wall0)
+                    .count();
   }
   return r;
 }

@@ -2,24 +2,24 @@
 // drives the RDMA WRITE job from the engine's periodic callback, verifies and summarises.
 #include "fabric/write_job.h"
 
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <time.h>
+
 #include <algorithm>
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
-#include <time.h>
-
-#include <rte_errno.h>
-#include <rte_lcore.h>
-#include <rte_mbuf.h>
-
 #include "common/rng.h"
 #include "fabric/cc/dcqcn_hooks.h"
 #include "fabric/realtime_engine.h"
+#include "fabric/run_taps.h"
 #include "fabric/switch_nodes.h"
 #include "fabric/virtual_engine.h"
 #include "nic/roce_host.h"
@@ -147,7 +147,8 @@ class Fabric {
         s.wire_drops = w.dropped;
         if (switches_[n] && p < snap.ports.size()) {
           const PortCounters& c = snap.ports[p];
-          s.peak_queue_bytes = *std::max_element(c.peak_queue_bytes.begin(), c.peak_queue_bytes.end());
+          s.peak_queue_bytes =
+              *std::max_element(c.peak_queue_bytes.begin(), c.peak_queue_bytes.end());
           s.switch_drops = c.total_drops();
           s.ecn_marked_packets = c.ecn_marked_packets;
           for (auto v : c.pfc_pauses_sent) s.pfc_pauses_sent += v;
@@ -170,7 +171,8 @@ class Fabric {
       a.send_cq = a.recv_cq = cq[i];
       a.max_send_wr = a.max_recv_wr = kMaxSendWr;
       qpn_[i] = side[i]->create_qp(a);
-      if (qpn_[i] == 0) throw std::runtime_error("write job: create_qp failed on " + (i ? job_.to : job_.from));
+      if (qpn_[i] == 0)
+        throw std::runtime_error("write job: create_qp failed on " + (i ? job_.to : job_.from));
     }
     cq_ = cq[0];
     nic::ConnectOptions opt;
@@ -200,7 +202,6 @@ class Fabric {
   uint64_t posted_ = 0, completed_ = 0, failed_ = 0;
 };
 
-
 int64_t thread_cpu_ns() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -218,25 +219,20 @@ JobResult run_write_job_virtual(const RunConfig& cfg, const std::string& out_dir
   {
     VirtualEngine e(cfg.topology.topology, cfg.topology.links, cfg.seed);
     Fabric f(cfg, pool.get());
-    auto tap = make_capture_tap(cfg, out_dir);
     for (uint32_t i = 0; i < f.num_nodes(); ++i) e.attach(i, f.node(i));
-    if (tap)
-      for (const auto& p : cfg.capture.ports) e.set_tap(p, tap.get());
     e.every(kVirtualPollNs, [&](TimeNs now) {
       if (f.step(now)) e.stop();
     });
-    QueueTelemetry tel(cfg, f.switches(), out_dir, {}, 0);
-    if (tel.on()) e.every(cfg.telemetry.interval_ns, [&](TimeNs now) { tel.sample(now); });
-    EcnController agent(cfg, f.switch_ptrs(), out_dir);
-    if (agent.on()) e.every(agent.interval_ns(), [&](TimeNs now) { agent.step(now); });
+    RunTaps taps(cfg, f.switch_ptrs(), out_dir);
+    taps.attach(e);
     const int64_t cpu0 = thread_cpu_ns();
+    taps.begin();
     const TimeNs end = e.run_until(cfg.sim.until_ns);
-    r.cpu_ns = thread_cpu_ns() - cpu0;
-    tel.flush();
-    const int64_t cpu_ns = r.cpu_ns;
+    taps.end();
+    const int64_t cpu_ns = thread_cpu_ns() - cpu0;
     r = f.result("virtual", end, [&](PortRef p) -> const WireCounters& { return e.counters(p); });
     r.cpu_ns = cpu_ns;
-    r.agent = agent.stats();
+    r.agent = taps.agent_stats();
     r.wall_ns = e.stats().wall_ns;
     r.events = e.stats().events;
   }
@@ -244,7 +240,6 @@ JobResult run_write_job_virtual(const RunConfig& cfg, const std::string& out_dir
 }
 
 JobResult run_write_job_realtime(const RunConfig& cfg, const std::string& out_dir) {
-  check_realtime_honours(cfg);
   RealtimeOptions opt;
   opt.backend = cfg.testbed.backend;
   opt.pool_mbufs = cfg.testbed.pool_mbufs;
@@ -259,28 +254,25 @@ JobResult run_write_job_realtime(const RunConfig& cfg, const std::string& out_di
   JobResult r;
   {
     Fabric f(cfg, e.pool());
-    auto tap = make_capture_tap(cfg, out_dir);
     for (uint32_t i = 0; i < f.num_nodes(); ++i) e.attach(i, f.node(i));
-    if (tap)
-      for (const auto& p : cfg.capture.ports) e.set_tap(p, tap.get());
     e.every(kRealtimePollNs, [&](TimeNs now) {
       if (f.step(now)) e.stop();
     });
-    QueueTelemetry tel(cfg, f.switches(), out_dir, opt.node_lcore, rte_get_main_lcore());
-    if (tel.on()) e.every(cfg.telemetry.interval_ns, [&](TimeNs now) { tel.sample(now); });
-    EcnController agent(cfg, f.switch_ptrs(), out_dir);
+    RunTaps taps(cfg, f.switch_ptrs(), out_dir, opt.node_lcore, rte_get_main_lcore());
+    taps.attach(e);
     const auto wall0 = std::chrono::steady_clock::now();
     const int64_t cpu0 = thread_cpu_ns();
-    agent.start();
+    taps.begin();
     const TimeNs end = e.run_for(cfg.testbed.time_limit_ns);
-    agent.stop();
+    taps.end();
     const int64_t cpu_ns = thread_cpu_ns() - cpu0;
-    tel.flush();
-    r.agent = agent.stats();
+    r.agent = taps.agent_stats();
     const AgentStats agent_stats = r.agent;
     r = f.result("realtime", end, [&](PortRef p) -> const WireCounters& { return e.counters(p); });
     r.agent = agent_stats;
-    r.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall0).count();
+    r.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::steady_clock::now() - wall0)
+                    .count();
     r.cpu_ns = cpu_ns;
   }
   return r;

@@ -2,7 +2,6 @@
 // classify, admit (shared buffer), rewrite, enqueue; PFC frames received and XOFF sent.
 // See soft_switch.h for the packet walk; 802.1Qbb for PFC; RFC 1624 for the TTL update.
 #include "switchsw/soft_switch.h"
-#include "switchsw/queue_meta.h"
 
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
@@ -10,6 +9,8 @@
 #include <bit>
 #include <cstring>
 #include <stdexcept>
+
+#include "switchsw/queue_meta.h"
 
 namespace rocemu::sw {
 
@@ -21,29 +22,34 @@ uint32_t to_q16(double a) { return static_cast<uint32_t>(a * 65536.0 + 0.5); }
 
 }  // namespace
 
+SharedBufferConfig shared_buffer_config(const SwitchParams& params, const Topology& topo,
+                                        uint32_t node_index) {
+  SharedBufferConfig c;
+  c.buffer_bytes = params.buffer_bytes;
+  c.reserve_bytes = params.reserve_bytes;
+  c.alpha_q16 = to_q16(params.alpha);
+  c.egress_alpha_q16 = to_q16(params.egress_alpha);
+  c.resume_offset_bytes = params.resume_offset_bytes;
+  c.lossless_mask = params.lossless_mask();
+  for (const auto& p : topo.node(node_index).ports) {
+    const TopoLink& l = topo.links()[p.link];
+    // Headroom absorbs what is in flight while XOFF travels and takes effect: one round
+    // trip of the link (2 x rate x delay) plus slack for the frame the upstream is sending
+    // and the one our port is sending ahead of the PFC frame.
+    const uint64_t auto_bytes = 2 * bytes_in(l.delay_ns, l.rate_bps) + params.headroom_slack_bytes;
+    c.headroom_bytes.push_back(params.headroom_bytes ? params.headroom_bytes
+                                                     : static_cast<uint32_t>(auto_bytes));
+  }
+  return c;
+}
+
 SoftSwitch::SoftSwitch(const SwitchParams& params, const Topology& topo, uint32_t node_index,
                        rte_mempool* pool, uint64_t seed)
     : mmu_([&] {
         if (node_index >= topo.nodes().size() || topo.node(node_index).kind != NodeKind::kSwitch)
           throw std::invalid_argument("SoftSwitch: node " + std::to_string(node_index) +
                                       " is not a switch of the topology");
-        SharedBufferConfig c;
-        c.buffer_bytes = params.buffer_bytes;
-        c.reserve_bytes = params.reserve_bytes;
-        c.alpha_q16 = to_q16(params.alpha);
-        c.egress_alpha_q16 = to_q16(params.egress_alpha);
-        c.resume_offset_bytes = params.resume_offset_bytes;
-        c.lossless_mask = params.lossless_mask();
-        for (const auto& p : topo.node(node_index).ports) {
-          const TopoLink& l = topo.links()[p.link];
-          // Headroom absorbs what is in flight while XOFF travels and takes effect: one
-          // round trip of the link (2 x rate x delay) plus slack for the frame the upstream
-          // is sending and the one our port is sending ahead of the PFC frame.
-          const uint64_t auto_bytes =
-              2 * bytes_in(l.delay_ns, l.rate_bps) + params.headroom_slack_bytes;
-          c.headroom_bytes.push_back(params.headroom_bytes ? params.headroom_bytes
-                                                           : static_cast<uint32_t>(auto_bytes));
-        }
+        SharedBufferConfig c = shared_buffer_config(params, topo, node_index);
         if (auto why = c.validate(); !why.empty())
           throw std::invalid_argument("switch " + topo.node(node_index).name + ": " + why);
         return c;
@@ -201,7 +207,8 @@ void SoftSwitch::forward(uint16_t in_port, rte_mbuf* m, TimeNs now) noexcept {
   Admit a = mmu_.ingress_check(in_port, prio, pkt_len);
   if (a == Admit::kOk) a = mmu_.egress_check(out_port, prio, pkt_len);
   if (a != Admit::kOk) [[unlikely]]
-    return drop(m, out_port, a == Admit::kHeadroomFull ? RxDrop::kHeadroomFull : RxDrop::kBufferFull);
+    return drop(m, out_port,
+                a == Admit::kHeadroomFull ? RxDrop::kHeadroomFull : RxDrop::kBufferFull);
 
   decrement_ttl(*ip);
   PortState& out = ports_[out_port];
@@ -215,8 +222,10 @@ void SoftSwitch::forward(uint16_t in_port, rte_mbuf* m, TimeNs now) noexcept {
   qm->in_port = in_port;
   qm->prio = prio;
   Fifo& f = out.fifo[prio];
-  if (f.tail) meta(f.tail, dynfield_off_)->next = m;
-  else f.head = m;
+  if (f.tail)
+    meta(f.tail, dynfield_off_)->next = m;
+  else
+    f.head = m;
   f.tail = m;
   out.nonempty = static_cast<uint8_t>(out.nonempty | (1u << prio));
   const uint32_t qb = mmu_.egress_bytes(out_port, prio);

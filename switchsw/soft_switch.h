@@ -38,6 +38,12 @@ struct rte_mempool;
 
 namespace rocemu::sw {
 
+/// The shared-buffer configuration of switch `node_index` of `topo` under `params` (headroom
+/// per port: [switch] headroom_kb, else 2 x rate x delay + slack). Its validate() says whether
+/// the buffer holds every headroom and reserve; run files are checked with it at load time.
+SharedBufferConfig shared_buffer_config(const SwitchParams& params, const Topology& topo,
+                                        uint32_t node_index);
+
 class SoftSwitch final : public rocemu::Node {
  public:
   /// Builds the switch for topology node `node_index` (must be a switch). `pool` supplies the
@@ -70,7 +76,9 @@ class SoftSwitch final : public rocemu::Node {
   const EcnSetting& ecn(uint16_t port) const noexcept { return ports_[port].red.setting(); }
 
   /// Instantaneous bytes of egress queue (port, prio).
-  uint32_t queue_bytes(uint16_t port, int prio) const noexcept { return mmu_.egress_bytes(port, prio); }
+  uint32_t queue_bytes(uint16_t port, int prio) const noexcept {
+    return mmu_.egress_bytes(port, prio);
+  }
   /// Frames refused on `port` for `why` (rx-side reasons on the ingress port, admission
   /// drops on the egress port).
   uint64_t drops(uint16_t port, RxDrop why) const noexcept {
@@ -93,16 +101,16 @@ class SoftSwitch final : public rocemu::Node {
     uint8_t nonempty = 0;      // bit i: fifo[i] holds packets
     uint8_t pending_xoff = 0;  // PFC to send on this port (for its ingress queues)
     uint8_t pending_xon = 0;
-    uint8_t xoff_active = 0;   // ingress queues of this port we have paused upstream
-    uint8_t rr_cur = 0;        // DWRR position in data_prios_
+    uint8_t xoff_active = 0;  // ingress queues of this port we have paused upstream
+    uint8_t rr_cur = 0;       // DWRR position in data_prios_
     bool rr_credited = false;
     bool lone_served = false;  // the last data dequeue bypassed DRR (one eligible queue)
     std::array<int32_t, kNumPriorities> deficit{};
     RedEcn red;
-    PfcPauseState pause;       // PFC received on this port: pauses its egress
+    PfcPauseState pause;  // PFC received on this port: pauses its egress
     std::array<TimeNs, kNumPriorities> xoff_refresh_at{};
     uint64_t rate_bps = 0;
-    TimeNs pause_ns = 0;       // duration of our XOFF on this port's link
+    TimeNs pause_ns = 0;  // duration of our XOFF on this port's link
     MacAddr mac{};
     MacAddr peer_mac{};
     PortCounters ctr;
@@ -117,7 +125,8 @@ class SoftSwitch final : public rocemu::Node {
   int pick_data_queue(PortState& p, uint8_t eligible) noexcept;
   void start_xoff(uint16_t port, int prio, TimeNs now) noexcept;
   void apply_pending_ecn() noexcept;
-  void fill_snapshot(TimeNs now, uint64_t* rate_bps, EcnSetting* ecn, PortCounters* ctr) const noexcept;
+  void fill_snapshot(TimeNs now, uint64_t* rate_bps, EcnSetting* ecn,
+                     PortCounters* ctr) const noexcept;
   TimeNs compute_deadline(TimeNs now) const noexcept;
 
   // Hot state.

@@ -77,7 +77,7 @@ delay_ns = 1000
 # alone takes 16384 frames, ~18 MB): after an XOFF that much may still arrive, so the PFC
 # headroom must cover it, not the 2 x rate x delay of a cable (docs/testbed.md).
 [switch]
-buffer_mb = 64
+buffer_mb = $((20 * hosts + 32))   # every port's 20 MB headroom plus room to share
 headroom_kb = 20480
 TOML
 fi

@@ -77,7 +77,7 @@ delay_ns = 1000
 # Through the switch testbed the wire includes kernel rings: PFC headroom for them
 # (docs/testbed.md, "Why 2.5 Gb/s").
 [switch]
-buffer_mb = 64
+buffer_mb = $((20 * hosts + 32))   # every port's 20 MB headroom plus room to share
 headroom_kb = 20480
 [workload]
 cdf_file = "$cdf"

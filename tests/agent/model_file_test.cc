@@ -2,8 +2,10 @@
 #include "agent/model_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -121,6 +123,42 @@ TEST_F(ModelFile, MissingFileNamesThePath) {
   const auto e = load_error();
   EXPECT_NE(e.find(path_), std::string::npos);
   EXPECT_NE(e.find("cannot open"), std::string::npos);
+}
+
+// The checksum proves the bytes, not that they are weights: a model saved with NaN, Inf or
+// absurd weights (a broken trainer) is refused, naming the weight.
+TEST_F(ModelFile, NonFiniteOrAbsurdWeightsAreRefused) {
+  for (float bad : {std::nanf(""), INFINITY, -INFINITY, 3e7f}) {
+    Model m = graphcc();
+    m.mpnn.ro2.w[5] = bad;
+    save_model(path_, m);
+    const auto e = load_error();
+    EXPECT_NE(e.find("weight"), std::string::npos) << bad << ": " << e;
+    EXPECT_TRUE(e.find("not finite") != std::string::npos ||
+                e.find("implausible") != std::string::npos)
+        << e;
+  }
+}
+
+// Only regular files: /dev/zero (endless), a FIFO (would block), a directory.
+TEST_F(ModelFile, DevicesFifosAndDirectoriesAreRefusedAtOnce) {
+  for (const char* p : {"/dev/zero", "/dev/null", "/tmp"}) {
+    try {
+      load_model(p);
+      ADD_FAILURE() << p << " accepted";
+    } catch (const ModelFileError& e) {
+      EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+    }
+  }
+  const std::string fifo = path_ + ".fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    load_model(fifo);  // must not block waiting for a writer
+    ADD_FAILURE() << "FIFO accepted";
+  } catch (const ModelFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos);
+  }
+  std::remove(fifo.c_str());
 }
 
 }  // namespace

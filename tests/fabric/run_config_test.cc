@@ -236,7 +236,8 @@ TEST(RunConfigAgent, EveryBadValueIsRefusedWithItsReason) {
             std::string::npos);
   EXPECT_NE(bad("policy = \"alternate\"\nactions = [1, 120]\n").find("agent.actions"),
             std::string::npos);
-  EXPECT_NE(bad("policy = \"static\"\nactions = [1, 2]\n").find("only the alternate (and stall, throw) test policies"),
+  EXPECT_NE(bad("policy = \"static\"\nactions = [1, 2]\n")
+                .find("only the alternate (and stall, throw) test policies"),
             std::string::npos);
   EXPECT_NE(bad("policy = \"static\"\nrecrod = true\n").find("agent.recrod"), std::string::npos)
       << "unknown key";
@@ -270,24 +271,39 @@ TEST(RunConfigAgent, CommandLineFlagsOverrideAndAreChecked) {
   EXPECT_FALSE(h.agent.on());
 }
 
-TEST(RunConfigAgent, RealTimeRefusesWhatItDoesNotHonour) {
-  const std::string workload =
+// A QP plan larger than [nic] max_qps is refused at load time, not after minutes of set-up.
+TEST(RunConfig, AQpPlanBeyondMaxQpsIsRefusedAtLoadTime) {
+  const std::string w =
       std::string(kTopo) +
       "[workload]\ncdf_file = \"" ROCEMU_SOURCE_ROOT
       "/configs/workloads/FbHdp_distribution.txt\"\nload = 0.3\nduration_us = 100\n";
-  RunConfig c =
-      parse_run_config(toml::parse(workload + "[telemetry]\ninterval_us = 10\n"), "t.toml");
-  try {
-    check_realtime_honours(c);
-    FAIL() << "a real-time workload run took [telemetry]";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("does not sample queues yet (rocemu-sim does)"),
-              std::string::npos);
+  EXPECT_EQ(problems_of(w + "qps_per_pair = 64\n[nic]\nmax_qps = 256\n"), "");
+  const std::string e = problems_of(w + "qps_per_pair = 64\n[nic]\nmax_qps = 255\n");
+  EXPECT_NE(e.find("workload.qps_per_pair"), std::string::npos) << e;
+  EXPECT_NE(e.find("needs 256 QPs per host"), std::string::npos) << e;
+  EXPECT_NE(problems_of(w + "[nic]\nmax_qps = 1\n").find("needs 4 QPs per host"),
+            std::string::npos);
+}
+
+// An integral double far outside int64 (1e30, 9.3e18) is out of range, not undefined behaviour.
+TEST(RunConfig, HugeIntegralDoublesAreOutOfRange) {
+  for (const char* v : {"1e30", "9.3e18", "-1e30", "9223372036854775808.0"}) {
+    const std::string e = problems_of(std::string(kTopo) + "[run]\nseed = " + v + "\n");
+    EXPECT_NE(e.find("run.seed"), std::string::npos) << v << ": " << e;
+    EXPECT_NE(e.find("out of range"), std::string::npos) << v << ": " << e;
   }
-  EXPECT_NO_THROW(check_realtime_honours(parse_run_config(toml::parse(workload), "t.toml")));
-  EXPECT_NO_THROW(check_realtime_honours(parse_run_config(
-      toml::parse(std::string(kTopo) + "[agent]\npolicy = \"static\"\n"), "t.toml")))
-      << "the agent runs in real time too";
+}
+
+// A switch buffer that cannot hold its ports' headroom is refused at load time, with the
+// switch named (the 4-host testbed's 4 x 20 MB headroom in a 64 MB buffer).
+TEST(RunConfig, ABufferSmallerThanItsHeadroomIsRefusedAtLoadTime) {
+  const std::string star4 =
+      "[topology]\nkind = \"star\"\nhosts = 4\n[switch]\nheadroom_kb = 20480\n";
+  const std::string e = problems_of(star4 + "buffer_mb = 64\n");
+  EXPECT_NE(e.find("switch.buffer_mb"), std::string::npos) << e;
+  EXPECT_NE(e.find("switch s0"), std::string::npos) << e;
+  EXPECT_EQ(problems_of(star4 + "buffer_mb = 112\n"), "")
+      << "20 x hosts + 32, as the testbed scripts set";
 }
 
 }  // namespace rocemu::fabric

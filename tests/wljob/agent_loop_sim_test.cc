@@ -17,22 +17,14 @@
 #include "fabric/eal.h"
 #include "fabric/workload_job.h"
 #include "tests/agent/test_weights.h"
+#include "tests/support/fabric_eal.h"
 
 namespace rocemu::fabric {
 namespace {
 
 namespace fs = std::filesystem;
 
-void start_eal() {
-  static const bool eal = [] {
-    EalOptions o;
-    o.program = "rocemu-agent-loop-test";
-    o.user_args = {"--log-level", "lib.eal:error"};
-    eal_start(o);
-    return true;
-  }();
-  (void)eal;
-}
+void start_eal() { test::start_fabric_eal("rocemu-agent-loop-test"); }
 
 std::string slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);

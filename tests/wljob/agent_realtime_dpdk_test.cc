@@ -14,23 +14,18 @@
 
 #include "fabric/eal.h"
 #include "fabric/workload_job.h"
+#include "tests/support/fabric_eal.h"
 
 namespace rocemu::fabric {
 namespace {
 
 namespace fs = std::filesystem;
 
-/// A 4-host star at 1 Gbps, FbHdp flows for 30 ms, the agent every `interval_us`.
+/// A 4-host star at 1 Gbps, FbHdp flows for 30 ms, the agent every `interval_us`; `extra`
+/// TOML tables.
 WorkloadResult run_with_policy(const std::string& policy, const fs::path& out,
-                               int interval_us = 1000) {
-  static const bool eal = [] {
-    EalOptions o;
-    o.program = "rocemu-agent-rt-test";
-    o.user_args = {"--log-level", "lib.eal:error"};
-    eal_start(o);
-    return true;
-  }();
-  (void)eal;
+                               const std::string& extra = "", int interval_us = 1000) {
+  test::start_fabric_eal("rocemu-agent-rt-test");
   std::ostringstream t;
   t << "[run]\nseed = 3\n"
     << "[topology]\nkind = \"star\"\nhosts = 4\nrate_gbps = 1\ndelay_ns = 1000\n"
@@ -39,7 +34,8 @@ WorkloadResult run_with_policy(const std::string& policy, const fs::path& out,
     << "load = 0.3\nduration_us = 30000\nqps_per_pair = 2\n"
     << "[agent]\npolicy = \"" << policy << "\"\nactions = [0, 119]\ninterval_us = " << interval_us
     << "\nrecord = true\n"
-    << "[testbed]\ntime_limit_s = 60\n";
+    << "[testbed]\ntime_limit_s = 60\n"
+    << extra;
   const RunConfig cfg = parse_run_config(toml::parse(t.str()), "agent-rt-test");
   WorkloadRunOptions opt;
   opt.progress_out = nullptr;
@@ -68,8 +64,13 @@ struct TempDir {
 
 TEST(AgentRealtime, TheAgentThreadChangesThresholdsDuringTheRun) {
   TempDir d("alternate");
-  const WorkloadResult r = run_with_policy("alternate", d.path);
+  // [telemetry] and [capture] work in a real-time workload run too (same RunTaps).
+  const WorkloadResult r = run_with_policy(
+      "alternate", d.path, "[telemetry]\ninterval_us = 500\n[capture]\nports = [\"s0:1\"]\n");
   ASSERT_TRUE(r.all_finished) << r.summary.flows_unfinished << " unfinished";
+  EXPECT_GT(csv_rows(d.path / "queues_s0.csv"), 10u);
+  ASSERT_TRUE(fs::exists(d.path / "capture.pcapng"));
+  EXPECT_GT(fs::file_size(d.path / "capture.pcapng"), 10000u);
   EXPECT_TRUE(r.agent.realtime);
   std::printf("%s", agent_text(r.agent).c_str());
   ASSERT_GE(r.agent.intervals, 5u) << "a 30 ms run at 1 ms intervals";

@@ -11,20 +11,12 @@
 #include "agent/port_graph.h"
 #include "fabric/eal.h"
 #include "fabric/network_env.h"
+#include "tests/support/fabric_eal.h"
 
 namespace rocemu::fabric {
 namespace {
 
-void start_eal() {
-  static const bool eal = [] {
-    EalOptions o;
-    o.program = "rocemu-network-env-test";
-    o.user_args = {"--log-level", "lib.eal:error"};
-    eal_start(o);
-    return true;
-  }();
-  (void)eal;
-}
+void start_eal() { test::start_fabric_eal("rocemu-network-env-test"); }
 
 /// 6 hosts on one 25 Gbps switch, DCQCN, FbHdp at 70% plus a 4:1 incast, 1.5 ms episodes.
 RunConfig star_run() {

@@ -1,0 +1,21 @@
+// fabric_eal.h — starts fabric's EAL (fabric/eal.h: the apps' own bootstrap) once per test
+// process, quietly, for tests and benchmarks that run jobs through the engines.
+#pragma once
+
+#include "fabric/eal.h"
+
+namespace rocemu::test {
+
+/// Idempotent: the first call starts EAL as `program`; later calls do nothing.
+inline void start_fabric_eal(const char* program) {
+  static const bool started = [program] {
+    fabric::EalOptions o;
+    o.program = program;
+    o.user_args = {"--log-level", "lib.eal:error"};
+    fabric::eal_start(o);
+    return true;
+  }();
+  (void)started;
+}
+
+}  // namespace rocemu::test
