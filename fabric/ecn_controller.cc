@@ -1,7 +1,11 @@
 // ecn_controller.cc — see ecn_controller.h.
 #include "fabric/ecn_controller.h"
 
+#include <pthread.h>
+#include <rte_lcore.h>
+#include <sched.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -158,6 +162,19 @@ void EcnController::start() {
   step_ns_.reserve(1 << 16);
   stop_.store(false);
   thread_ = std::thread([this] { thread_main(); });
+  // A thread started from an EAL lcore inherits its one-core affinity: the agent would then
+  // take its time slices from the lcore that forwards. Give it the cores no lcore polls
+  // (on a machine with none spare it stays where it is, and shares).
+  cpu_set_t spare;
+  CPU_ZERO(&spare);
+  const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  for (long c = 0; c < ncpu && c < CPU_SETSIZE; ++c) CPU_SET(static_cast<int>(c), &spare);
+  for (unsigned lcore = 0; lcore < RTE_MAX_LCORE; ++lcore) {
+    if (!rte_lcore_is_enabled(lcore)) continue;
+    const int cpu = rte_lcore_to_cpu_id(static_cast<int>(lcore));
+    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_CLR(cpu, &spare);
+  }
+  if (CPU_COUNT(&spare) > 0) pthread_setaffinity_np(thread_.native_handle(), sizeof spare, &spare);
 }
 
 void EcnController::stop() {
