@@ -36,7 +36,8 @@ std::string to_json(const JobResult& r) {
          "\", \"interval_ns\": " + std::to_string(r.agent.interval_ns) +
          ", \"intervals\": " + std::to_string(r.agent.intervals) +
          ", \"settings_changed\": " + std::to_string(r.agent.settings_changed) +
-         ", \"missed_intervals\": " + std::to_string(r.agent.missed_intervals) + "},\n";
+         ", \"missed_intervals\": " + std::to_string(r.agent.missed_intervals) +
+         ", \"errors\": " + std::to_string(r.agent.errors) + "},\n";
   s += "  \"ports\": [\n";
   for (size_t i = 0; i < r.ports.size(); ++i) {
     const auto& p = r.ports[i];

@@ -30,7 +30,8 @@ std::string workload_metrics_csv(const WorkloadResult& r) {
        << "agent_interval_ns," << r.agent.interval_ns << '\n'
        << "agent_intervals," << r.agent.intervals << '\n'
        << "agent_settings_changed," << r.agent.settings_changed << '\n'
-       << "agent_missed_intervals," << r.agent.missed_intervals << '\n';
+       << "agent_missed_intervals," << r.agent.missed_intervals << '\n'
+       << "agent_errors," << r.agent.errors << '\n';
   return os.str();
 }
 
