@@ -66,6 +66,7 @@ struct SendWqe {
   uint32_t npkts = 0;           // PSNs the message occupies (READ: response packets)
   uint32_t read_pkts_done = 0;  // READ: response packets received in order
   uint32_t read_req_base = 0;   // READ: response index the last request asked from
+  uint64_t first_byte = 0;      // payload bytes of the QP's stream before this WQE (window)
 };
 
 struct RecvWqe {
@@ -164,6 +165,8 @@ struct Qp {
   bool rearm_on_send = false;    // restart the ACK timer with the next packet sent
   uint32_t recovery_window = 0;  // after a timeout: PSN window, doubled per progress; 0 = off
   uint64_t rate_bps = 0;         // 0 = unlimited
+  uint64_t window_bytes = 0;     // in-flight payload bytes allowed (DCQCN window; 0 = none)
+  uint64_t next_wqe_byte = 0;    // payload bytes of every WQE started so far
   TimeNs next_tx_ns = 0;
   FrameTemplate data_tmpl, ctl_tmpl;
   uint8_t data_priority = 3, ctl_priority = 6;

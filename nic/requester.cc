@@ -7,6 +7,8 @@
 // the oldest unacknowledged PSN, mid-message if need be.
 #include <rte_mbuf.h>
 
+#include <algorithm>
+
 #include "nic/opcode_table.h"
 #include "nic/psn.h"
 #include "nic/roce_host.h"
@@ -38,9 +40,31 @@ uint32_t RoceHost::send_window(const Qp& qp) const noexcept {
   return qp.recovery_window != 0 && qp.recovery_window < w ? qp.recovery_window : w;
 }
 
+uint64_t RoceHost::inflight_bytes(const Qp& qp) const noexcept {
+  // Byte positions in the QP's payload stream: the send position's and una's. Each started
+  // WQE knows where it begins (first_byte), a PSN k packets into it is k MTUs further
+  // (clipped at its length; a READ's PSNs are its response packets).
+  uint64_t at_send = qp.next_wqe_byte;
+  if (qp.sq_send != qp.sq.tail && qp.sq.at(qp.sq_send).started)
+    at_send = qp.sq.at(qp.sq_send).first_byte + qp.send_offset;
+  uint64_t at_una = qp.next_wqe_byte;
+  if (qp.sq.head != qp.sq.tail && qp.sq.at(qp.sq.head).started) {
+    const SendWqe& h = qp.sq.at(qp.sq.head);
+    const int32_t k = psn_diff(qp.una_psn, h.first_psn);
+    const uint64_t off =
+        k <= 0 ? 0
+               : std::min<uint64_t>(uint64_t{static_cast<uint32_t>(k)} * qp.mtu_bytes, h.length);
+    at_una = h.first_byte + off;
+  }
+  return at_send > at_una ? at_send - at_una : 0;
+}
+
 bool RoceHost::requester_has_work(const Qp& qp) const noexcept {
   if (qp.state != IBV_QPS_RTS || qp.sq_send == qp.sq.tail) return false;
   if (static_cast<uint32_t>(psn_diff(qp.sq_psn, qp.una_psn)) >= send_window(qp)) return false;
+  // The byte window: a packet may leave while fewer bytes are in flight (so one may always
+  // leave an empty window, and the last may overshoot by under one packet).
+  if (qp.window_bytes != 0 && inflight_bytes(qp) >= qp.window_bytes) return false;
   const SendWqe& w = qp.sq.at(qp.sq_send);
   if (w.opcode == IBV_WR_RDMA_READ && qp.reads_in_flight >= qp.max_rd_atomic) return false;
   return true;
@@ -60,6 +84,8 @@ rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
     w.npkts = w.length == 0 ? 1 : (w.length + mtu - 1) / mtu;
     w.last_psn = psn_add(w.first_psn, w.npkts - 1);
     w.read_pkts_done = 0;
+    w.first_byte = qp.next_wqe_byte;
+    qp.next_wqe_byte += w.length;
     qp.send_offset = 0;
   }
   const uint32_t psn = qp.sq_psn;
@@ -84,7 +110,9 @@ rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
   // fills the window (else a window smaller than ack_every_packets waits for the timer).
   const uint32_t top_psn = is_read ? w.last_psn : psn;
   const bool window_full =
-      static_cast<uint32_t>(psn_diff(top_psn, qp.una_psn)) + 1 >= send_window(qp);
+      static_cast<uint32_t>(psn_diff(top_psn, qp.una_psn)) + 1 >= send_window(qp) ||
+      (qp.window_bytes != 0 &&
+       inflight_bytes(qp) + (is_read ? remaining : payload) >= qp.window_bytes);
   const bool ack_req =
       last || window_full || qp.pkts_since_ack_req + 1 >= params_.ack_every_packets;
   uint8_t* f = nullptr;

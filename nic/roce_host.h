@@ -116,6 +116,10 @@ class RoceHost final : public rocemu::Node {
   // ---- congestion control hooks (cc_hooks.h) ----
   /// Sets the pacing rate of a QP's data (0 = unlimited).
   void set_qp_rate_bps(uint32_t qpn, uint64_t rate_bps) noexcept;
+  /// DCQCN's window: at most `bytes` of payload in flight per QP, on every QP of the host
+  /// (existing and future; 0 = none). In flight = sent and not yet acknowledged (for a READ:
+  /// its response bytes not yet received); a packet may leave while less is in flight.
+  void set_window_bytes(uint64_t bytes) noexcept;
   /// Hooks that outlive the host (nullptr to remove).
   void set_congestion_hooks(CongestionHooks* hooks) noexcept { hooks_ = hooks; }
 
@@ -146,6 +150,7 @@ class RoceHost final : public rocemu::Node {
   // requester.cc
   bool requester_has_work(const Qp& qp) const noexcept;
   uint32_t send_window(const Qp& qp) const noexcept;
+  uint64_t inflight_bytes(const Qp& qp) const noexcept;
   bool requester_ready(const Qp& qp, TimeNs now) const noexcept;
   rte_mbuf* requester_next(Qp& qp, TimeNs now) noexcept;
   void rewind_to_una(Qp& qp) noexcept;  // go-back-N: resume_at_una, counted, timer restarts
@@ -193,6 +198,7 @@ class RoceHost final : public rocemu::Node {
   std::array<uint8_t, 6> mac_{}, peer_mac_{};
   uint64_t link_rate_bps_ = 0;
   CongestionHooks* hooks_ = nullptr;
+  uint64_t window_bytes_ = 0;
   NicCounters counters_;
   uint16_t ip_id_ = 0;
   uint32_t rr_next_ = 0;  // round-robin start among QPs for data

@@ -28,11 +28,16 @@ ibv_gid ipv4_mapped_gid(uint32_t ipv4) noexcept {
 
 ibv_mtu mtu_enum(uint32_t bytes) noexcept {
   switch (bytes) {
-    case 256: return IBV_MTU_256;
-    case 512: return IBV_MTU_512;
-    case 2048: return IBV_MTU_2048;
-    case 4096: return IBV_MTU_4096;
-    default: return IBV_MTU_1024;
+    case 256:
+      return IBV_MTU_256;
+    case 512:
+      return IBV_MTU_512;
+    case 2048:
+      return IBV_MTU_2048;
+    case 4096:
+      return IBV_MTU_4096;
+    default:
+      return IBV_MTU_1024;
   }
 }
 
@@ -133,6 +138,7 @@ uint32_t RoceHost::create_qp(const QpInitAttr& a) {
   qp->rnr_retry = params_.rnr_retry;
   qp->min_rnr_timer = params_.min_rnr_timer;
   qp->mtu_bytes = params_.mtu_bytes;
+  qp->window_bytes = window_bytes_;
   qps_.push_back(std::move(qp));
   track_new_qp();
   return qps_.back()->qpn;
@@ -189,8 +195,12 @@ int RoceHost::modify_qp(uint32_t qpn, const ibv_qp_attr& attr, int mask) {
   bool ok = false;
   switch (next) {
     case IBV_QPS_RESET:
-    case IBV_QPS_ERR: ok = true; break;
-    case IBV_QPS_INIT: ok = cur == IBV_QPS_RESET || cur == IBV_QPS_INIT; break;
+    case IBV_QPS_ERR:
+      ok = true;
+      break;
+    case IBV_QPS_INIT:
+      ok = cur == IBV_QPS_RESET || cur == IBV_QPS_INIT;
+      break;
     case IBV_QPS_RTR:
       ok = (cur == IBV_QPS_INIT &&
             (mask & (IBV_QP_AV | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_PATH_MTU)) ==
@@ -200,7 +210,8 @@ int RoceHost::modify_qp(uint32_t qpn, const ibv_qp_attr& attr, int mask) {
     case IBV_QPS_RTS:
       ok = (cur == IBV_QPS_RTR && (mask & IBV_QP_SQ_PSN)) || cur == IBV_QPS_RTS;
       break;
-    default: ok = false;
+    default:
+      ok = false;
   }
   if (!ok) return EINVAL;
   if (mask & IBV_QP_PATH_MTU) {
@@ -229,7 +240,8 @@ int RoceHost::modify_qp(uint32_t qpn, const ibv_qp_attr& attr, int mask) {
   if (mask & IBV_QP_RETRY_CNT) qp->retry_cnt = attr.retry_cnt & 7;
   if (mask & IBV_QP_RNR_RETRY) qp->rnr_retry = attr.rnr_retry & 7;
   if (mask & IBV_QP_MIN_RNR_TIMER) qp->min_rnr_timer = attr.min_rnr_timer & 31;
-  if (mask & IBV_QP_MAX_QP_RD_ATOMIC) qp->max_rd_atomic = attr.max_rd_atomic ? attr.max_rd_atomic : 1;
+  if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+    qp->max_rd_atomic = attr.max_rd_atomic ? attr.max_rd_atomic : 1;
   if (mask & IBV_QP_MAX_DEST_RD_ATOMIC) qp->max_dest_rd_atomic = attr.max_dest_rd_atomic;
   if (mask & (IBV_QP_AV | IBV_QP_DEST_QPN)) rebuild_templates(*qp);
 
@@ -275,9 +287,15 @@ void RoceHost::complete_send_wqe(Qp& qp, SendWqe& w, ibv_wc_status status) noexc
   wc.status = status;
   switch (w.opcode) {
     case IBV_WR_SEND:
-    case IBV_WR_SEND_WITH_IMM: wc.opcode = IBV_WC_SEND; break;
-    case IBV_WR_RDMA_READ: wc.opcode = IBV_WC_RDMA_READ; break;
-    default: wc.opcode = IBV_WC_RDMA_WRITE; break;
+    case IBV_WR_SEND_WITH_IMM:
+      wc.opcode = IBV_WC_SEND;
+      break;
+    case IBV_WR_RDMA_READ:
+      wc.opcode = IBV_WC_RDMA_READ;
+      break;
+    default:
+      wc.opcode = IBV_WC_RDMA_WRITE;
+      break;
   }
   wc.byte_len = w.opcode == IBV_WR_RDMA_READ ? w.length : 0;
   wc.qp_num = qp.qpn;
@@ -416,6 +434,14 @@ void RoceHost::set_qp_rate_bps(uint32_t qpn, uint64_t rate_bps) noexcept {
   if (Qp* qp = find_qp(qpn)) qp->rate_bps = rate_bps;
 }
 
+void RoceHost::set_window_bytes(uint64_t bytes) noexcept {
+  window_bytes_ = bytes;
+  for (uint32_t i = 0; i < qps_.size(); ++i) {
+    qps_[i]->window_bytes = bytes;
+    touch(i);
+  }
+}
+
 int connect_rc(RoceHost& host, uint32_t qpn, const QpInfo& peer, const ConnectOptions& opt) {
   const NicParams& p = host.params();
   ibv_qp_attr a{};
@@ -435,8 +461,7 @@ int connect_rc(RoceHost& host, uint32_t qpn, const QpInfo& peer, const ConnectOp
   a.ah_attr.grh.hop_limit = 64;
   if (int rc = host.modify_qp(qpn, a,
                               IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                                  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-                                  IBV_QP_MIN_RNR_TIMER))
+                                  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
     return rc;
   a = {};
   a.qp_state = IBV_QPS_RTS;

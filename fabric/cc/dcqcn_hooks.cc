@@ -9,12 +9,6 @@ namespace rocemu::fabric {
 namespace {
 
 dcqcn::DcqcnConfig checked_config(const dcqcn::DcqcnParams& p, uint64_t line_rate_bps) {
-  if (p.window_kb != 0) {
-    ConfigErrors e;
-    e.add("dcqcn.window_kb", std::to_string(p.window_kb),
-          "the RoCE host has no DCQCN window; use 0");
-    throw ConfigError(e.format("dcqcn"));
-  }
   return dcqcn::make_dcqcn_config(p, line_rate_bps);
 }
 
@@ -25,7 +19,10 @@ DcqcnHooks::DcqcnHooks(const dcqcn::DcqcnParams& params, uint64_t line_rate_bps,
     : cfg_(checked_config(params, line_rate_bps)),
       port_(cfg_, max_qps),
       host_(&host),
-      pushed_bps_(max_qps, 0) {}
+      pushed_bps_(max_qps, 0) {
+  // The window (window_kb) is the RoCE host's own in-flight cap on every QP.
+  host.set_window_bytes(cfg_.window_bytes);
+}
 
 int32_t DcqcnHooks::slot(uint32_t qpn) const noexcept {
   const uint32_t s = qpn - kFirstQpn;  // wraps for qpn < kFirstQpn
@@ -76,7 +73,8 @@ void DcqcnHooks::on_timer(TimeNs now) noexcept {
 
 double DcqcnHooks::rate_bps(uint32_t qpn) const noexcept {
   const int32_t s = slot(qpn);
-  return s < 0 ? static_cast<double>(cfg_.line_rate_bps) : port_.rp(static_cast<uint32_t>(s)).rate_bps();
+  return s < 0 ? static_cast<double>(cfg_.line_rate_bps)
+               : port_.rp(static_cast<uint32_t>(s)).rate_bps();
 }
 
 uint64_t host_line_rate_bps(const Topology& topo, uint32_t node) noexcept {
@@ -92,8 +90,8 @@ std::vector<std::unique_ptr<DcqcnHooks>> install_dcqcn(const dcqcn::DcqcnParams&
   std::vector<std::unique_ptr<DcqcnHooks>> out;
   for (uint32_t i = 0; i < hosts.size(); ++i) {
     if (hosts[i] == nullptr) continue;
-    out.push_back(std::make_unique<DcqcnHooks>(params, host_line_rate_bps(topo, i), *hosts[i],
-                                               max_qps));
+    out.push_back(
+        std::make_unique<DcqcnHooks>(params, host_line_rate_bps(topo, i), *hosts[i], max_qps));
     hosts[i]->set_congestion_hooks(out.back().get());
   }
   return out;

@@ -6,8 +6,8 @@
 // per cnp_interval, IBTA annex A17.9.3), RP = on_cnp / on_data_sent (byte counter) / timers.
 // The pacing itself is the host's limiter (the next data frame of a QP leaves at
 // max(now, previous release + serialisation at R_C)); DcqcnPort's own pacer/scheduler is not
-// used here (the host schedules its QPs round-robin). The BDP window of DcqcnPort is not
-// enforced (window_kb must be 0; make_dcqcn_hooks refuses otherwise).
+// used here (the host schedules its QPs round-robin). The window (window_kb) is put on the
+// host as its per-QP in-flight cap (RoceHost::set_window_bytes).
 // QP slots: qpn - first_qpn, for qpn in [first_qpn, first_qpn + max_qps); QPs beyond are
 // left uncontrolled (counted). Units: ns, bytes, bit/s. One owner: the host's thread.
 #pragma once

@@ -373,5 +373,46 @@ TEST(Window, AWindowBelowAckEveryPacketsAsksForAnAckWhenFull) {
       << "200 packets at ~0.4 us each plus RTTs, no 67 ms stall";
 }
 
+// DCQCN's window (RoceHost::set_window_bytes): at most that many payload bytes in flight per
+// QP. On a 20 us round trip at 25 Gbps (~62 KB in flight unlimited), an 8 KiB window lets 8
+// packets of 1 KiB out before the first ACK returns, bounds the rate at window / RTT, and the
+// transfer completes without a timeout (the packet that fills the window asks for an ACK).
+TEST(Window, ByteWindowCapsInFlightPayload) {
+  for (const uint64_t window : {uint64_t{0}, uint64_t{8 * 1024}}) {
+    SCOPED_TRACE("window " + std::to_string(window));
+    nic::NicParams p;
+    nic::ConnectOptions opt;
+    opt.timeout = 14;
+    HostPair hp(p, 25 * kBpsPerGbps, 10 * kNsPerUs, 3, opt);
+    hp.host[0]->set_window_bytes(window);
+    const size_t n = 256 * 1024;
+    auto a = pattern(n, 8);
+    std::vector<uint8_t> b(n, 0);
+    const auto amr = hp.reg(0, a), bmr = hp.reg(1, b);
+    uint64_t data_before_first_ack = 0;
+    bool acked = false;
+    hp.wire->set_inspector([&](int side, const uint8_t*, uint32_t) {
+      if (side == 1) acked = true;
+      if (side == 0 && !acked) ++data_before_first_ack;
+    });
+    ibv_sge sge{amr.addr, static_cast<uint32_t>(n), amr.lkey};
+    ibv_send_wr wr = make_wr(1, IBV_WR_RDMA_WRITE, &sge, 1, bmr.addr, bmr.rkey);
+    ASSERT_EQ(hp.host[0]->post_send(hp.qpn[0], &wr, nullptr), 0);
+    std::vector<ibv_wc> wcs;
+    ASSERT_TRUE(hp.wait_wcs(0, 1, wcs, kNsPerSec));
+    EXPECT_EQ(wcs[0].status, IBV_WC_SUCCESS);
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(hp.host[0]->counters().timeouts, 0u);
+    const double rtt_s = 20e-6;
+    if (window == 0) {
+      EXPECT_GT(data_before_first_ack, 50u) << "unlimited: a round trip's worth goes out";
+    } else {
+      EXPECT_LE(data_before_first_ack, 8u) << "8 KiB window: 8 packets of 1 KiB";
+      // 256 KiB at <= 8 KiB per 20 us round trip takes at least 32 round trips.
+      EXPECT_GE(static_cast<double>(hp.wire->now()) / 1e9, 0.9 * (n / 8192.0) * rtt_s);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace rocemu::test
