@@ -202,6 +202,9 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
   }
   if (auto w = r.table("workload")) {
     cfg.workload_qps_per_pair = static_cast<uint32_t>(w->integer("qps_per_pair", 1, 1, 64));
+    cfg.workload_qp_per_flow = w->boolean("qp_per_flow", false);
+    if (cfg.workload_qp_per_flow && w->has("qps_per_pair"))
+      w->error("qp_per_flow", "give either qp_per_flow or qps_per_pair");
     cfg.workload = workload::parse_workload_params(*w);
     if (!t.nodes().empty()) {
       workload::check_against_hosts(*cfg.workload, t.hosts().size(), "workload", errors);

@@ -96,6 +96,9 @@ struct RunConfig {
   /// [workload] qps_per_pair (read here, not by parse_workload_params): RC QPs per ordered
   /// host pair that the workload job spreads flows over (docs/workload_runs.md).
   uint32_t workload_qps_per_pair = 1;
+  /// [workload] qp_per_flow: one RC QP pair per flow, connected at its start and destroyed at
+  /// its end (as the paper's ns-3 and HPCC's simulator run flows); excludes qps_per_pair.
+  bool workload_qp_per_flow = false;
   AgentRunParams agent;
 };
 

@@ -48,6 +48,7 @@ WorkloadFabric::WorkloadFabric(const RunConfig& cfg, const workload::WorkloadCon
                                rte_mempool* pool, uint32_t qps_per_pair,
                                const WorkloadFabricOptions& opt)
     : lanes_(std::max<uint32_t>(1, qps_per_pair)),
+      per_flow_(cfg.workload_qp_per_flow),
       local_(opt.local_host),
       cfg_(cfg),
       wcfg_(wcfg),
@@ -59,6 +60,10 @@ WorkloadFabric::WorkloadFabric(const RunConfig& cfg, const workload::WorkloadCon
     throw std::invalid_argument("workload fabric: local host index out of range");
   if (local_ >= 0 && opt.sink == nullptr)
     throw std::invalid_argument("workload fabric: a local host needs the shared sink region");
+  if (local_ >= 0 && per_flow_)
+    throw std::invalid_argument(
+        "[workload] qp_per_flow runs in one process (rocemu-sim, rocemu-testbed): host processes "
+        "connect a fixed QP plan; use qps_per_pair");
   nodes_.resize(n);
   switches_.resize(n);
   hosts_.resize(n);
@@ -82,8 +87,14 @@ WorkloadFabric::WorkloadFabric(const RunConfig& cfg, const workload::WorkloadCon
         hosts[i] = hosts_[i].get();
     // RP slots are indexed by QPN offset: each host creates 2 (hosts - 1) QPs (the mesh).
     const auto qps =
-        static_cast<uint32_t>(std::max<size_t>(16, 2 * (wcfg.hosts.size() - 1) * lanes_));
+        per_flow_
+            ? cfg.nic_params.max_qps
+            : static_cast<uint32_t>(std::max<size_t>(16, 2 * (wcfg.hosts.size() - 1) * lanes_));
     cc_ = install_dcqcn(cfg.dcqcn, t, hosts, qps);
+    cc_of_.assign(n, nullptr);
+    size_t k = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (hosts[i]) cc_of_[i] = cc_[k++].get();
   }
   const uint64_t region = workload_region_bytes(wcfg);
   src_buf_.assign(region, 0x5a);
@@ -166,6 +177,11 @@ void WorkloadFabric::reap(uint32_t h, TimeNs now) noexcept {
       Lane& l = p.lanes[done.lane];
       --l.outstanding;
       l.outstanding_bytes -= done.bytes;
+      if (per_flow_) {
+        release_flow_lane(a, b, l);
+        if (waiting_ > 0) retry_waiting();
+        continue;
+      }
       int lane;
       while (!p.waiting.empty() && (lane = pick_lane(p)) >= 0) {
         const workload::FlowSpec f = p.waiting.front();
@@ -215,6 +231,11 @@ WorkloadResult WorkloadFabric::result(const char* engine, TimeNs end) {
             [](const workload::FlowRecord& x, const workload::FlowRecord& y) {
               return x.flow.id < y.flow.id;
             });
+  r.qp_per_flow = per_flow_;
+  r.qps_connected = qps_connected_;
+  for (size_t i = 0; i < hosts_.size(); ++i)
+    if (hosts_[i] && host_index_[i] >= 0 && is_local(static_cast<size_t>(host_index_[i])))
+      r.qps_live_at_end += hosts_[i]->live_qps();
   r.flows_generated = started_;
   r.flows_posted = posted_;
   r.flows_failed = failed_;
@@ -260,6 +281,9 @@ void WorkloadFabric::connect_mesh() {
     for (size_t b = 0; b < hn; ++b) {
       if (a == b) continue;
       Pair& p = pairs_[pair_index(static_cast<uint32_t>(a), static_cast<uint32_t>(b))];
+      p.ideal = workload::ideal_fct_params(t, wcfg_.hosts[a].id, wcfg_.hosts[b].id,
+                                           cfg_.nic_params.mtu_bytes);
+      if (per_flow_) continue;  // QPs are connected per flow (flow_lane)
       p.lanes.resize(lanes_);
       nic::RoceHost& ha = *hosts_[wcfg_.hosts[a].id];
       nic::RoceHost& hb = *hosts_[wcfg_.hosts[b].id];
@@ -284,8 +308,62 @@ void WorkloadFabric::connect_mesh() {
             nic::connect_rc(hb, l.dst_qpn, ha.local_info(l.src_qpn), opt) != 0)
           throw std::runtime_error("workload job: connecting an RC QP failed");
       }
-      p.ideal = workload::ideal_fct_params(t, wcfg_.hosts[a].id, wcfg_.hosts[b].id,
-                                           cfg_.nic_params.mtu_bytes);
+    }
+  }
+}
+
+int WorkloadFabric::flow_lane(uint32_t a, uint32_t b, Pair& p) noexcept {
+  nic::RoceHost& ha = *hosts_[wcfg_.hosts[a].id];
+  nic::RoceHost& hb = *hosts_[wcfg_.hosts[b].id];
+  nic::QpInitAttr qa;
+  qa.pd = side_[a].pd;
+  qa.send_cq = side_[a].send_cq;
+  qa.recv_cq = side_[a].recv_cq;
+  qa.max_send_wr = qa.max_recv_wr = 2;  // one flow
+  nic::QpInitAttr qb = qa;
+  qb.pd = side_[b].pd;
+  qb.send_cq = side_[b].send_cq;
+  qb.recv_cq = side_[b].recv_cq;
+  const uint32_t src = ha.create_qp(qa);
+  const uint32_t dst = src ? hb.create_qp(qb) : 0;
+  nic::ConnectOptions opt;
+  opt.path_mtu = nic::mtu_enum(cfg_.nic_params.mtu_bytes);
+  if (src == 0 || dst == 0 || nic::connect_rc(ha, src, hb.local_info(dst), opt) != 0 ||
+      nic::connect_rc(hb, dst, ha.local_info(src), opt) != 0) {
+    if (src) (void)ha.destroy_qp(src);
+    if (dst) (void)hb.destroy_qp(dst);
+    return -1;  // [nic] max_qps QPs live on one of the hosts: the flow waits
+  }
+  ++qps_connected_;
+  size_t i = 0;
+  while (i < p.lanes.size() && p.lanes[i].src_qpn != 0) ++i;
+  if (i == p.lanes.size()) p.lanes.emplace_back();
+  p.lanes[i] = Lane{src, dst, 0, 0};
+  return static_cast<int>(i);
+}
+
+void WorkloadFabric::release_flow_lane(uint32_t a, uint32_t b, Lane& l) noexcept {
+  const uint32_t ha = wcfg_.hosts[a].id, hb = wcfg_.hosts[b].id;
+  // The next QP with this number starts with fresh DCQCN state, as a new flow's QP does.
+  if (!cc_of_.empty() && cc_of_[ha]) cc_of_[ha]->reset_qp(l.src_qpn);
+  if (!cc_of_.empty() && cc_of_[hb]) cc_of_[hb]->reset_qp(l.dst_qpn);
+  (void)hosts_[ha]->destroy_qp(l.src_qpn);
+  (void)hosts_[hb]->destroy_qp(l.dst_qpn);
+  l = Lane{};
+}
+
+void WorkloadFabric::retry_waiting() noexcept {
+  const auto hn = static_cast<uint32_t>(wcfg_.hosts.size());
+  for (uint32_t a = 0; a < hn && waiting_ > 0; ++a) {
+    for (uint32_t b = 0; b < hn && waiting_ > 0; ++b) {
+      Pair& p = pairs_[pair_index(a, b)];
+      int lane;
+      while (!p.waiting.empty() && (lane = flow_lane(a, b, p)) >= 0) {
+        const workload::FlowSpec f = p.waiting.front();
+        p.waiting.pop_front();
+        --waiting_;
+        post(f, a, b, p, static_cast<uint32_t>(lane));
+      }
     }
   }
 }
@@ -317,7 +395,7 @@ void WorkloadFabric::start_flow(const workload::FlowSpec& f) noexcept {
   const uint32_t b = static_cast<uint32_t>(host_index_[f.dst]);
   Pair& p = pairs_[pair_index(a, b)];
   rec_.on_start(f, workload::ideal_fct_ns(f.size_bytes, f.op, p.ideal));
-  const int lane = p.waiting.empty() ? pick_lane(p) : -1;
+  const int lane = !p.waiting.empty() ? -1 : per_flow_ ? flow_lane(a, b, p) : pick_lane(p);
   if (lane >= 0) {
     post(f, a, b, p, static_cast<uint32_t>(lane));
   } else {

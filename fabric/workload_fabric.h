@@ -143,6 +143,8 @@ class WorkloadFabric {
   /// The first failed flows (at most kMaxFailures are kept), in completion order.
   const std::vector<FlowFailure>& failures() const noexcept { return failures_; }
   static constexpr size_t kMaxFailures = 64;
+  /// qp_per_flow: QP pairs connected so far (one per flow that got one).
+  uint64_t qps_connected() const noexcept { return qps_connected_; }
   /// The RoceHost of topology node i (replicas included).
   const nic::RoceHost& host(uint32_t i) const { return *hosts_[i]; }
 
@@ -168,6 +170,10 @@ class WorkloadFabric {
   };
 
   static int pick_lane(const Pair& p) noexcept;
+  // qp_per_flow: a new QP pair for a flow (-1 if max_qps QPs live), destroyed when it ends.
+  int flow_lane(uint32_t a, uint32_t b, Pair& p) noexcept;
+  void release_flow_lane(uint32_t a, uint32_t b, Lane& l) noexcept;
+  void retry_waiting() noexcept;
   size_t pair_index(uint32_t src_h, uint32_t dst_h) const {
     return src_h * wcfg_.hosts.size() + dst_h;
   }
@@ -179,6 +185,7 @@ class WorkloadFabric {
   void post(const workload::FlowSpec& f, uint32_t a, uint32_t b, Pair& p, uint32_t lane) noexcept;
 
   uint32_t lanes_;  // QPs per ordered host pair
+  bool per_flow_;   // [workload] qp_per_flow: one QP pair per flow, connected on demand
   int32_t local_;   // WorkloadFabricOptions::local_host
   const RunConfig& cfg_;
   const workload::WorkloadConfig& wcfg_;
@@ -188,6 +195,7 @@ class WorkloadFabric {
   std::vector<std::unique_ptr<sw::SoftSwitch>> switches_;
   std::vector<std::unique_ptr<nic::RoceHost>> hosts_;
   std::vector<std::unique_ptr<DcqcnHooks>> cc_;
+  std::vector<DcqcnHooks*> cc_of_;   // per topology node (nullptr: no DCQCN there)
   std::vector<int32_t> host_index_;  // topology node -> index in wcfg_.hosts, -1 for switches
   std::vector<HostSide> side_;
   std::vector<Pair> pairs_;                            // [src host index * hosts + dst host index]
@@ -201,6 +209,7 @@ class WorkloadFabric {
   TimeNs origin_ns_ = -1;  // engine time of workload time 0 (set by the first pull)
   TimeNs last_start_ns_ = kNever;
   uint64_t pulled_ = 0, started_ = 0, posted_ = 0, failed_ = 0, waiting_ = 0;
+  uint64_t qps_connected_ = 0;
 };
 
 /// The sink region of a per-host process: `bytes` (rounded up to pages) mapped read-write at

@@ -53,6 +53,9 @@ struct WorkloadResult {
   uint64_t retransmitted_packets = 0, timeouts = 0;
   uint64_t switch_drops = 0, ecn_marked_packets = 0;
   AgentStats agent;  // [agent]: policy and counts in metrics.csv; step times on stdout only
+  bool qp_per_flow = false;      // [workload] qp_per_flow: then in metrics.csv as well:
+  uint64_t qps_connected = 0;    // QP pairs connected (one per flow that got one)
+  uint64_t qps_live_at_end = 0;  // QPs not destroyed when the run ended (0 if all finished)
   // Not written to result files (not reproducible):
   int64_t wall_ns = 0;
   uint64_t events = 0;  // virtual engine events

@@ -25,6 +25,9 @@ std::string workload_metrics_csv(const WorkloadResult& r) {
      << "timeouts," << r.timeouts << '\n'
      << "switch_drops," << r.switch_drops << '\n'
      << "ecn_marked_packets," << r.ecn_marked_packets << '\n';
+  if (r.qp_per_flow)
+    os << "qps_connected," << r.qps_connected << '\n'
+       << "qps_live_at_end," << r.qps_live_at_end << '\n';
   if (!r.agent.policy.empty())
     os << "agent_policy," << r.agent.policy << '\n'
        << "agent_interval_ns," << r.agent.interval_ns << '\n'
@@ -42,8 +45,9 @@ void write_workload_files(const WorkloadResult& r, const std::string& dir) {
   std::ostringstream flows, bins;
   workload::write_flows_csv(flows, r.records);
   workload::write_bins_csv(bins, r.summary);
-  for (const auto& [name, text] : {std::pair{"flows.csv", flows.str()}, std::pair{"bins.csv", bins.str()},
-                                   std::pair{"metrics.csv", workload_metrics_csv(r)}}) {
+  for (const auto& [name, text] :
+       {std::pair{"flows.csv", flows.str()}, std::pair{"bins.csv", bins.str()},
+        std::pair{"metrics.csv", workload_metrics_csv(r)}}) {
     const auto path = std::filesystem::path(dir) / name;
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     f << text;
@@ -53,13 +57,15 @@ void write_workload_files(const WorkloadResult& r, const std::string& dir) {
 
 std::string workload_text(const WorkloadResult& r) {
   char line[256];
-  std::string s = "job: workload (" + std::string(r.engine == "virtual" ? "virtual" : "real") + " time)\n";
-  std::snprintf(line, sizeof line,
-                "  flows generated %llu, posted %llu, failed %llu; all finished: %s; engine time %.3f ms\n",
-                static_cast<unsigned long long>(r.flows_generated),
-                static_cast<unsigned long long>(r.flows_posted),
-                static_cast<unsigned long long>(r.flows_failed), r.all_finished ? "yes" : "NO",
-                static_cast<double>(r.end_ns) / 1e6);
+  std::string s =
+      "job: workload (" + std::string(r.engine == "virtual" ? "virtual" : "real") + " time)\n";
+  std::snprintf(
+      line, sizeof line,
+      "  flows generated %llu, posted %llu, failed %llu; all finished: %s; engine time %.3f ms\n",
+      static_cast<unsigned long long>(r.flows_generated),
+      static_cast<unsigned long long>(r.flows_posted),
+      static_cast<unsigned long long>(r.flows_failed), r.all_finished ? "yes" : "NO",
+      static_cast<double>(r.end_ns) / 1e6);
   s += line;
   std::snprintf(line, sizeof line,
                 "  retransmitted packets %llu, timeouts %llu, switch drops %llu, ECN-marked %llu\n",
@@ -68,12 +74,20 @@ std::string workload_text(const WorkloadResult& r) {
                 static_cast<unsigned long long>(r.switch_drops),
                 static_cast<unsigned long long>(r.ecn_marked_packets));
   s += line;
+  if (r.qp_per_flow) {
+    std::snprintf(line, sizeof line,
+                  "  one QP pair per flow: %llu connected, %llu live at the end\n",
+                  static_cast<unsigned long long>(r.qps_connected),
+                  static_cast<unsigned long long>(r.qps_live_at_end));
+    s += line;
+  }
   std::snprintf(line, sizeof line, "  wall time %.3f s", static_cast<double>(r.wall_ns) / 1e9);
   s += line;
   if (r.events > 0) {
-    std::snprintf(line, sizeof line, "   events %llu (%.2f M events/s)",
-                  static_cast<unsigned long long>(r.events),
-                  r.wall_ns > 0 ? static_cast<double>(r.events) * 1e3 / static_cast<double>(r.wall_ns) : 0.0);
+    std::snprintf(
+        line, sizeof line, "   events %llu (%.2f M events/s)",
+        static_cast<unsigned long long>(r.events),
+        r.wall_ns > 0 ? static_cast<double>(r.events) * 1e3 / static_cast<double>(r.wall_ns) : 0.0);
     s += line;
   }
   s += "\n";

@@ -190,6 +190,7 @@ struct Qp {
   bool cnp_pending = false;
 
   // ---- cold: attributes ----
+  bool destroyed = false;  // destroy_qp(): RESET, its number free for the next create_qp
   uint32_t pd = 0, send_cq = 0, recv_cq = 0;
   uint32_t dest_qpn = 0, dest_ip = 0;
   uint32_t initial_psn = 0;

@@ -93,6 +93,11 @@ class RoceHost final : public rocemu::Node {
   uint32_t create_cq(uint32_t cqe);
   /// A new RC QP in RESET; returns its QPN, or 0 on failure (bad pd/cq, too many QPs).
   uint32_t create_qp(const QpInitAttr& attr);
+  /// ibv_destroy_qp: the QP goes to RESET (queued work dropped, no completions) and its
+  /// number is reused by a later create_qp. Returns 0 or EINVAL (unknown or destroyed).
+  int destroy_qp(uint32_t qpn);
+  /// QPs created and not destroyed.
+  uint32_t live_qps() const noexcept { return live_qps_; }
   /// ibv_modify_qp: RESET->INIT->RTR->RTS, any->ERR/RESET. Honours IBV_QP_STATE,
   /// IBV_QP_ACCESS_FLAGS, IBV_QP_PATH_MTU, IBV_QP_AV (dgid = IPv4-mapped peer address,
   /// grh.traffic_class -> DSCP when non-zero), IBV_QP_DEST_QPN, IBV_QP_RQ_PSN, IBV_QP_SQ_PSN,
@@ -199,6 +204,8 @@ class RoceHost final : public rocemu::Node {
   uint64_t link_rate_bps_ = 0;
   CongestionHooks* hooks_ = nullptr;
   uint64_t window_bytes_ = 0;
+  std::vector<uint32_t> free_qps_;  // indices of destroyed QPs (reused by create_qp)
+  uint32_t live_qps_ = 0;
   NicCounters counters_;
   uint16_t ip_id_ = 0;
   uint32_t rr_next_ = 0;  // round-robin start among QPs for data

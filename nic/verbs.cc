@@ -2,6 +2,7 @@
 // (IBTA Vol. 1 ch. 10 and 11; semantics of rdma-core's ibv_* calls, on its own types).
 #include <rte_mbuf.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -117,12 +118,20 @@ uint32_t RoceHost::create_cq(uint32_t cqe) {
 
 uint32_t RoceHost::create_qp(const QpInitAttr& a) {
   if (a.pd == 0 || a.pd > num_pds_ || a.send_cq >= cqs_.size() || a.recv_cq >= cqs_.size() ||
-      qps_.size() >= params_.max_qps || a.max_send_wr == 0 || a.max_recv_wr == 0 ||
-      a.max_send_sge < 1 || a.max_send_sge > kMaxSge || a.max_recv_sge < 1 ||
+      (qps_.size() >= params_.max_qps && free_qps_.empty()) || a.max_send_wr == 0 ||
+      a.max_recv_wr == 0 || a.max_send_sge < 1 || a.max_send_sge > kMaxSge || a.max_recv_sge < 1 ||
       a.max_recv_sge > kMaxSge)
     return 0;
+  // A destroyed QP's number is reused first (its slot, not a new one), lowest number first.
+  const bool reuse = !free_qps_.empty();
+  uint32_t index = static_cast<uint32_t>(qps_.size());
+  if (reuse) {
+    const auto it = std::min_element(free_qps_.begin(), free_qps_.end());
+    index = *it;
+    free_qps_.erase(it);
+  }
   auto qp = std::make_unique<Qp>();
-  qp->qpn = kFirstQpn + static_cast<uint32_t>(qps_.size());
+  qp->qpn = kFirstQpn + index;
   qp->pd = a.pd;
   qp->send_cq = a.send_cq;
   qp->recv_cq = a.recv_cq;
@@ -139,9 +148,30 @@ uint32_t RoceHost::create_qp(const QpInitAttr& a) {
   qp->min_rnr_timer = params_.min_rnr_timer;
   qp->mtu_bytes = params_.mtu_bytes;
   qp->window_bytes = window_bytes_;
-  qps_.push_back(std::move(qp));
-  track_new_qp();
-  return qps_.back()->qpn;
+  const uint32_t qpn = qp->qpn;
+  if (reuse) {
+    qps_[index] = std::move(qp);
+    all_dirty_ = true;
+    touch(index);
+  } else {
+    qps_.push_back(std::move(qp));
+    track_new_qp();
+  }
+  ++live_qps_;
+  return qpn;
+}
+
+int RoceHost::destroy_qp(uint32_t qpn) {
+  Qp* qp = find_qp(qpn);
+  if (!qp || qp->destroyed) return EINVAL;
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_RESET;
+  (void)modify_qp(qpn, a, IBV_QP_STATE);  // drops queued work without completions
+  qp = find_qp(qpn);
+  qp->destroyed = true;
+  free_qps_.push_back(qpn - kFirstQpn);
+  --live_qps_;
+  return 0;
 }
 
 Qp* RoceHost::find_qp(uint32_t qpn) noexcept {
@@ -265,6 +295,7 @@ int RoceHost::modify_qp(uint32_t qpn, const ibv_qp_attr& attr, int mask) {
     fresh.rnr_retry = params_.rnr_retry;
     fresh.min_rnr_timer = params_.min_rnr_timer;
     fresh.mtu_bytes = params_.mtu_bytes;
+    fresh.window_bytes = qp->window_bytes;
     *qp = std::move(fresh);
   } else {
     qp->state = next;

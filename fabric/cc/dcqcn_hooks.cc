@@ -37,6 +37,13 @@ void DcqcnHooks::push_rate(uint32_t s) noexcept {
   host_->set_qp_rate_bps(kFirstQpn + s, r >= cfg_.line_rate_bps ? 0 : r);
 }
 
+void DcqcnHooks::reset_qp(uint32_t qpn) noexcept {
+  const int32_t s = slot(qpn);
+  if (s < 0) return;
+  port_.reset_qp(static_cast<uint32_t>(s));
+  push_rate(static_cast<uint32_t>(s));
+}
+
 bool DcqcnHooks::on_ce_marked(uint32_t qpn, TimeNs now) noexcept {
   const int32_t s = slot(qpn);
   if (s < 0) [[unlikely]] {

@@ -45,6 +45,9 @@ class DcqcnHooks final : public nic::CongestionHooks {
   TimeNs next_deadline() const noexcept override { return port_.next_deadline(); }
   void on_timer(TimeNs now) noexcept override;
 
+  /// Forgets the RP state of `qpn` (a destroyed QP whose number a new flow reuses): line
+  /// rate, no alpha, no timers.
+  void reset_qp(uint32_t qpn) noexcept;
   /// The RP's current rate of `qpn` (line rate for an unknown QP).
   double rate_bps(uint32_t qpn) const noexcept;
   const dcqcn::DcqcnPort& port() const noexcept { return port_; }
@@ -70,8 +73,9 @@ uint64_t host_line_rate_bps(const Topology& topo, uint32_t node) noexcept;
 /// Hooks for every host of `topo` in `hosts` (parallel to topo.nodes(); nullptr entries are
 /// switches), installed on each host; the result owns them (keep it alive while the hosts
 /// run).
-std::vector<std::unique_ptr<DcqcnHooks>> install_dcqcn(
-    const dcqcn::DcqcnParams& params, const Topology& topo,
-    const std::vector<nic::RoceHost*>& hosts, uint32_t max_qps = 16);
+std::vector<std::unique_ptr<DcqcnHooks>> install_dcqcn(const dcqcn::DcqcnParams& params,
+                                                       const Topology& topo,
+                                                       const std::vector<nic::RoceHost*>& hosts,
+                                                       uint32_t max_qps = 16);
 
 }  // namespace rocemu::fabric
