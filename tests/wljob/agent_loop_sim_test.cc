@@ -207,5 +207,33 @@ TEST(AgentLoop, TelemetryAndCaptureWorkInWorkloadRuns) {
   EXPECT_GT(fs::file_size(d.path / "c.pcapng"), 10000u);
 }
 
+// The shipped model (configs/models/graphcc_clos24.model, trained on the paper's training
+// scenario: configs/models/README.md) loads and, on a short seeded episode of that scenario,
+// keeps the mean switch queue below static DCQCN's (Alibaba thresholds), every flow finished
+// under both: the paper's strongest claim, and a test that fails if training did not work.
+TEST(AgentLoop, TheShippedGraphCcModelKeepsQueuesBelowStaticDcqcn) {
+  start_eal();
+  const auto cwd = fs::current_path();
+  fs::current_path(ROCEMU_SOURCE_ROOT);  // the scenario's ecn_profile is relative to the root
+  RunConfig base = load_run_config(ROCEMU_SOURCE_ROOT "/configs/paper/train_fbhdp60_incast.toml");
+  fs::current_path(cwd);
+  base.seed = 11;  // not a training seed
+  base.workload->duration_ns = 5 * kNsPerMs;
+  base.sim.until_ns = 200 * kNsPerMs;  // until every flow finished
+  RunConfig stat = base, gcc = base;
+  apply_agent_flags(stat, "static", "", 100);
+  apply_agent_flags(gcc, "graphcc", ROCEMU_SOURCE_ROOT "/configs/models/graphcc_clos24.model", 100);
+  TempDir d("shipped");
+  const WorkloadResult rs = run(stat, d.path / "static");
+  const WorkloadResult rg = run(gcc, d.path / "graphcc");
+  ASSERT_TRUE(rs.all_finished);
+  ASSERT_TRUE(rg.all_finished);
+  EXPECT_EQ(rs.flows_generated, rg.flows_generated) << "the same flows";
+  std::printf("mean queue: static %.0f B, graphcc %.0f B; mean slowdown %.3f vs %.3f\n",
+              rs.summary.mean_queue_bytes, rg.summary.mean_queue_bytes, rs.summary.overall.mean,
+              rg.summary.overall.mean);
+  EXPECT_LT(rg.summary.mean_queue_bytes, rs.summary.mean_queue_bytes);
+}
+
 }  // namespace
 }  // namespace rocemu::fabric
