@@ -287,15 +287,7 @@ void WorkloadFabric::connect_mesh() {
       p.lanes.resize(lanes_);
       nic::RoceHost& ha = *hosts_[wcfg_.hosts[a].id];
       nic::RoceHost& hb = *hosts_[wcfg_.hosts[b].id];
-      nic::QpInitAttr qa;
-      qa.pd = side_[a].pd;
-      qa.send_cq = side_[a].send_cq;
-      qa.recv_cq = side_[a].recv_cq;
-      qa.max_send_wr = qa.max_recv_wr = max_send;
-      nic::QpInitAttr qb = qa;
-      qb.pd = side_[b].pd;
-      qb.send_cq = side_[b].send_cq;
-      qb.recv_cq = side_[b].recv_cq;
+      const nic::QpInitAttr qa = qp_attr(a, max_send), qb = qp_attr(b, max_send);
       for (Lane& l : p.lanes) {
         l.src_qpn = ha.create_qp(qa);
         l.dst_qpn = hb.create_qp(qb);
@@ -312,18 +304,19 @@ void WorkloadFabric::connect_mesh() {
   }
 }
 
+nic::QpInitAttr WorkloadFabric::qp_attr(size_t h, uint32_t max_wr) const noexcept {
+  nic::QpInitAttr q;
+  q.pd = side_[h].pd;
+  q.send_cq = side_[h].send_cq;
+  q.recv_cq = side_[h].recv_cq;
+  q.max_send_wr = q.max_recv_wr = max_wr;
+  return q;
+}
+
 int WorkloadFabric::flow_lane(uint32_t a, uint32_t b, Pair& p) noexcept {
   nic::RoceHost& ha = *hosts_[wcfg_.hosts[a].id];
   nic::RoceHost& hb = *hosts_[wcfg_.hosts[b].id];
-  nic::QpInitAttr qa;
-  qa.pd = side_[a].pd;
-  qa.send_cq = side_[a].send_cq;
-  qa.recv_cq = side_[a].recv_cq;
-  qa.max_send_wr = qa.max_recv_wr = 2;  // one flow
-  nic::QpInitAttr qb = qa;
-  qb.pd = side_[b].pd;
-  qb.send_cq = side_[b].send_cq;
-  qb.recv_cq = side_[b].recv_cq;
+  const nic::QpInitAttr qa = qp_attr(a, 2), qb = qp_attr(b, 2);  // one flow each
   const uint32_t src = ha.create_qp(qa);
   const uint32_t dst = src ? hb.create_qp(qb) : 0;
   nic::ConnectOptions opt;

@@ -170,6 +170,8 @@ class WorkloadFabric {
   };
 
   static int pick_lane(const Pair& p) noexcept;
+  /// A QP of host h's PD and CQs with `max_wr` send and receive work requests.
+  nic::QpInitAttr qp_attr(size_t h, uint32_t max_wr) const noexcept;
   // qp_per_flow: a new QP pair for a flow (-1 if max_qps QPs live), destroyed when it ends.
   int flow_lane(uint32_t a, uint32_t b, Pair& p) noexcept;
   void release_flow_lane(uint32_t a, uint32_t b, Lane& l) noexcept;
