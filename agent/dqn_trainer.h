@@ -24,8 +24,10 @@ namespace rocemu::agent {
 struct StepLog {
   int64_t step = 0;
   double epsilon = 0.0;
-  double mean_reward = 0.0;  // over agents, this step
-  double loss = 0.0;         // last gradient step's loss (0 before the first)
+  double mean_reward = 0.0;   // over agents, this step
+  double loss = 0.0;          // last gradient step's loss (0 before the first)
+  double mean_queue = 0.0;    // over agents, this step: queue / queue_scale (the reward's q)
+  bool episode_done = false;  // this step ended an episode (the environment said done)
 };
 
 struct TrainStats {

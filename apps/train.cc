@@ -8,6 +8,7 @@
 // control interval per step.
 // Exit codes: 0 ok, 1 runtime error (model file, I/O), 2 usage or configuration error.
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -59,6 +60,9 @@ options:
   --spines N           spine switches (default 2)
   --hosts-per-leaf N   hosts per leaf (default 6)
   --log-every N        print progress every N steps (default 100; 0 = never)
+  --curve FILE         write the training curve: one CSV row per episode (episode, steps,
+                       epsilon, mean_reward, mean_queue, loss, wall_s); with --env network
+                       also a progress line per episode (reward, queue, flows done, ETA)
   --log-level LEVEL    trace, debug, info, warn, error, critical, off (default info)
   --help               this text
 
@@ -81,7 +85,7 @@ std::optional<int64_t> parse_int(std::string_view s, int64_t min, int64_t max) {
 }
 
 struct Flags {
-  std::string config, model_kind, model_in, model_out, log_level, env = "queue", run;
+  std::string config, model_kind, model_in, model_out, log_level, env = "queue", run, curve;
   std::optional<int64_t> steps, eval_steps, seed;
   int64_t leaves = 4, spines = 2, hosts_per_leaf = 6, log_every = 100;
 };
@@ -145,6 +149,8 @@ int main(int argc, char** argv) {
       f.env = v;
     } else if (a == "--run") {
       f.run = v;
+    } else if (a == "--curve") {
+      f.curve = v;
     } else if (a == "--model") {
       if (v != "graphcc" && v != "acc") return bad("expected graphcc or acc");
       f.model_kind = v;
@@ -217,7 +223,44 @@ int main(int argc, char** argv) {
                  graph.num_edges(), cfg.steps, cfg.dqn.seed);
     double window = 0.0;
     int64_t in_window = 0;
+    // Per episode: the curve's row and, on the network, a progress line.
+    std::FILE* curve = nullptr;
+    if (!f.curve.empty()) {
+      curve = std::fopen(f.curve.c_str(), "w");
+      if (!curve) throw std::runtime_error("cannot write " + f.curve);
+      std::fputs("episode,steps,epsilon,mean_reward,mean_queue,loss,wall_s\n", curve);
+    }
+    const auto wall0 = std::chrono::steady_clock::now();
+    double ep_reward = 0.0, ep_queue = 0.0;
+    int64_t ep_steps = 0, episode = 0;
+    const auto end_episode = [&](const StepLog& s) {
+      if (ep_steps == 0) return;
+      ++episode;
+      const double wall_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+      if (curve)
+        std::fprintf(curve, "%lld,%lld,%.4f,%.6f,%.6f,%.6f,%.3f\n", static_cast<long long>(episode),
+                     static_cast<long long>(s.step), s.epsilon, ep_reward / ep_steps,
+                     ep_queue / ep_steps, s.loss, wall_s);
+      if (net_env) {
+        const double eta =
+            s.step > 0 ? wall_s / static_cast<double>(s.step) * (cfg.steps - s.step) : 0;
+        spdlog::info(
+            "episode {:>4}: {} steps, epsilon {:.3f}, mean reward {:.4f}, mean queue {:.4f}, "
+            "{} flows done, ETA {:.0f} s",
+            episode, ep_steps, s.epsilon, ep_reward / ep_steps, ep_queue / ep_steps,
+            net_env->flows_finished(), eta);
+      }
+      ep_reward = ep_queue = 0.0;
+      ep_steps = 0;
+    };
+    StepLog last_log;
     const auto stats = trainer.train(env, cfg.steps, [&](const StepLog& s) {
+      ep_reward += s.mean_reward;
+      ep_queue += s.mean_queue;
+      ++ep_steps;
+      last_log = s;
+      if (s.episode_done) end_episode(s);
       window += s.mean_reward;
       ++in_window;
       if (f.log_every > 0 && s.step % f.log_every == 0) {
@@ -227,6 +270,11 @@ int main(int argc, char** argv) {
         in_window = 0;
       }
     });
+    end_episode(last_log);  // the last, unfinished episode
+    if (curve) {
+      std::fclose(curve);
+      std::printf("training curve written to %s\n", f.curve.c_str());
+    }
     spdlog::info("done: {} steps, {} gradient steps, last loss {:.5f}", stats.env_steps,
                  stats.gradient_steps, stats.last_loss);
     if (cfg.eval_steps > 0) {

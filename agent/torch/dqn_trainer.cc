@@ -307,10 +307,11 @@ struct DqnTrainer::Impl {
       const StepResult res = env.step(settings);
       tracker.update(res.snapshots);
       observation(tracker, next_obs);
-      double sum = 0.0;
+      double sum = 0.0, qsum = 0.0;
       for (int v = 0; v < n; ++v) {
         rewards[v] = static_cast<float>(reward.reward(tracker.utilisation(v), tracker.queue(v)));
         sum += rewards[v];
+        qsum += tracker.queue(v);
       }
       replay.push(obs, actions, rewards, next_obs);
       ++env_steps;
@@ -323,7 +324,8 @@ struct DqnTrainer::Impl {
       const double mean = n > 0 ? sum / n : 0.0;
       recent.push_back(mean);
       if (recent.size() > 100) recent.pop_front();
-      if (on_step) on_step(StepLog{env_steps, eps, mean, last_loss});
+      if (on_step)
+        on_step(StepLog{env_steps, eps, mean, last_loss, n > 0 ? qsum / n : 0.0, res.done});
     }
     TrainStats s;
     s.env_steps = env_steps;

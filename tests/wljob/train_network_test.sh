@@ -9,8 +9,11 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 run="$src/tests/wljob/agent_star6.toml"
 out="$("$build/apps/rocemu-train" --env network --run "$run" --steps 40 --eval-steps 10 \
-       --log-every 0 --model-out "$work/g.model" 2>&1)"
+       --log-every 0 --model-out "$work/g.model" --curve "$work/curve.csv" 2>&1)"
 echo "$out"
+grep -Eq "episode +1: 15 steps, epsilon [0-9.]+, mean reward [0-9.]+, mean queue [0-9.]+, [0-9]+ flows done, ETA" <<<"$out"
+[[ "$(head -1 "$work/curve.csv")" == "episode,steps,epsilon,mean_reward,mean_queue,loss,wall_s" ]]
+[[ "$(wc -l <"$work/curve.csv")" -eq 4 ]]  # header + episodes of 15, 15 and the last 10 steps
 grep -q "model written to $work/g.model" <<<"$out"
 grep -Eq "network environment: [0-9]+ episodes, 50 steps of 100 us" <<<"$out"
 # Until every flow finished (the training episodes stop at 1.5 ms).
