@@ -65,7 +65,6 @@ struct SendWqe {
   uint32_t first_psn = 0, last_psn = 0;
   uint32_t npkts = 0;           // PSNs the message occupies (READ: response packets)
   uint32_t read_pkts_done = 0;  // READ: response packets received in order
-  uint32_t read_req_base = 0;   // READ: response index the last request asked from
   uint64_t first_byte = 0;      // payload bytes of the QP's stream before this WQE (window)
 };
 

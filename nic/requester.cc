@@ -99,7 +99,6 @@ rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
   if (is_read) {
     opcode = kRcReadRequest;
     ext = sizeof(Reth);
-    w.read_req_base = static_cast<uint32_t>(psn_diff(psn, w.first_psn));
   } else {
     last = remaining <= mtu;
     payload = last ? remaining : mtu;
