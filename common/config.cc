@@ -271,4 +271,12 @@ toml::table parse_toml_file(const std::string& path) {
   }
 }
 
+std::string resolve_beside(const std::string& path, const std::string& source) {
+  namespace fs = std::filesystem;
+  if (path.empty() || source.empty() || fs::exists(path) || !fs::path(path).is_relative())
+    return path;
+  const fs::path beside = fs::path(source).parent_path() / path;
+  return fs::exists(beside) ? beside.string() : path;
+}
+
 }  // namespace rocemu

@@ -7,6 +7,8 @@
 // Callers parse everything, then check ConfigErrors::empty() and refuse to start (exit 2).
 #pragma once
 
+#include <toml++/toml.h>
+
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -14,8 +16,6 @@
 #include <string_view>
 #include <unordered_set>
 #include <vector>
-
-#include <toml++/toml.h>
 
 namespace rocemu {
 
@@ -89,5 +89,10 @@ class ConfigReader {
 /// Parses `path` as TOML. Throws ConfigError naming the file and the parse error with its
 /// line, or that the file cannot be read.
 toml::table parse_toml_file(const std::string& path);
+
+/// A path named in a run file: as given if it exists or is absolute, else beside the file
+/// that named it (`source`: that file's path; "" for none) if it exists there, else as given
+/// (so the error names what the user wrote).
+std::string resolve_beside(const std::string& path, const std::string& source);
 
 }  // namespace rocemu

@@ -59,27 +59,13 @@ void read_dcqcn(ConfigReader& d, const std::string& source, RunConfig& cfg) {
     cfg.dcqcn = dcqcn::parse_dcqcn_params(d);
     return;
   }
-  std::string path = d.string("profile", "");
-  namespace fs = std::filesystem;
-  if (!fs::exists(path) && fs::path(path).is_relative()) {
-    const fs::path beside = fs::path(source).parent_path() / path;
-    if (fs::exists(beside)) path = beside.string();
-  }
+  const std::string path = resolve_beside(d.string("profile", ""), source);
   d.finish();  // with a profile, any other key is unknown
   try {
     cfg.dcqcn = dcqcn::load_dcqcn_profile(path).dcqcn;
   } catch (const std::exception& e) {
     d.error("profile", e.what());
   }
-}
-
-std::string resolve_beside(const std::string& path, const std::string& source) {
-  namespace fs = std::filesystem;
-  if (!fs::exists(path) && fs::path(path).is_relative()) {
-    const fs::path beside = fs::path(source).parent_path() / path;
-    if (fs::exists(beside)) return beside.string();
-  }
-  return path;
 }
 
 constexpr const char* kAgentPolicies[] = {"static",    "graphcc", "acc",
@@ -124,10 +110,7 @@ void read_agent(ConfigReader& g, const std::string& source, const Topology& t, A
   }
   if (g.has("profile")) {
     if (a.policy != "static") g.error("profile", "only the static policy takes an ECN profile");
-    toml::table one;
-    one.insert("profile", resolve_beside(g.string("profile", ""), source));
-    ConfigReader pr(one, g.path(), g.errors());
-    a.profile = sw::read_ecn_profile(pr, "profile");
+    a.profile = sw::read_ecn_profile(g, "profile", source);
   }
   if (g.has("actions")) {
     if (a.policy != "alternate" && a.policy != "stall" && a.policy != "throw")
@@ -194,7 +177,7 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
     errors.add("topology", "", "required table [topology] is missing");
   }
   const Topology& t = cfg.topology.topology;
-  if (auto s = r.table("switch")) cfg.switch_params = sw::parse_switch_params(*s);
+  if (auto s = r.table("switch")) cfg.switch_params = sw::parse_switch_params(*s, source);
   if (auto n = r.table("nic")) cfg.nic_params = nic::parse_nic_params(*n);
   if (auto d = r.table("dcqcn")) {
     read_dcqcn(*d, source, cfg);

@@ -23,11 +23,7 @@ constexpr uint32_t kMaxOutstandingPerQp = 32;
 
 workload::WorkloadConfig make_workload_config_of(const RunConfig& cfg) {
   workload::WorkloadParams p = *cfg.workload;
-  namespace fs = std::filesystem;
-  if (!p.cdf_file.empty() && !fs::exists(p.cdf_file) && fs::path(p.cdf_file).is_relative()) {
-    const fs::path beside = fs::path(cfg.source).parent_path() / p.cdf_file;
-    if (fs::exists(beside)) p.cdf_file = beside.string();
-  }
+  p.cdf_file = resolve_beside(p.cdf_file, cfg.source);
   return workload::make_workload_config(p, workload::hosts_from_topology(cfg.topology.topology));
 }
 

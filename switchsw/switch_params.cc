@@ -67,8 +67,9 @@ EcnParams parse_ecn(ConfigReader& r) {
 
 }  // namespace
 
-std::optional<EcnParams> read_ecn_profile(ConfigReader& r, std::string_view key) {
-  const std::string path = r.string(key, "");
+std::optional<EcnParams> read_ecn_profile(ConfigReader& r, std::string_view key,
+                                          const std::string& source) {
+  const std::string path = resolve_beside(r.string(key, ""), source);
   try {
     const toml::table t = parse_toml_file(path);
     ConfigReader root(t, "", r.errors());
@@ -87,25 +88,25 @@ std::optional<EcnParams> read_ecn_profile(ConfigReader& r, std::string_view key)
   return std::nullopt;
 }
 
-SwitchParams parse_switch_params(ConfigReader& r) {
+SwitchParams parse_switch_params(ConfigReader& r, const std::string& source) {
   SwitchParams p;
   p.buffer_bytes = static_cast<uint64_t>(r.number("buffer_mb", 32, 0.0625, 65536) * (1 << 20));
   p.reserve_bytes = static_cast<uint32_t>(r.number("reserve_kb", 4, 0, 1024) * 1024);
   p.alpha = r.number("alpha", p.alpha, 1.0 / 65536, 64);
   p.egress_alpha = r.number("egress_alpha", p.egress_alpha, 1.0 / 65536, 64);
   p.headroom_bytes = static_cast<uint32_t>(r.number("headroom_kb", 0, 0, 1 << 20) * 1024);
-  p.headroom_slack_bytes = static_cast<uint32_t>(
-      r.integer("headroom_slack_bytes", p.headroom_slack_bytes, 0, 1 << 24));
-  p.resume_offset_bytes = static_cast<uint32_t>(
-      r.integer("resume_offset_bytes", p.resume_offset_bytes, 0, 1 << 24));
+  p.headroom_slack_bytes =
+      static_cast<uint32_t>(r.integer("headroom_slack_bytes", p.headroom_slack_bytes, 0, 1 << 24));
+  p.resume_offset_bytes =
+      static_cast<uint32_t>(r.integer("resume_offset_bytes", p.resume_offset_bytes, 0, 1 << 24));
   p.pfc = r.boolean("pfc", p.pfc);
   p.pause_quanta = static_cast<uint16_t>(r.integer("pause_quanta", p.pause_quanta, 1, 0xffff));
   p.default_priority = static_cast<int>(r.integer("default_priority", p.default_priority, 0, 7));
   p.cnp_priority = static_cast<int>(r.integer("cnp_priority", p.cnp_priority, 0, 7));
   p.acks_to_control = r.boolean("acks_to_control", p.acks_to_control);
   p.scheduler = r.string("scheduler", p.scheduler, {"dwrr", "rr"});
-  p.dwrr_quantum_bytes = static_cast<uint32_t>(
-      r.integer("dwrr_quantum_bytes", p.dwrr_quantum_bytes, 1518, 1 << 20));
+  p.dwrr_quantum_bytes =
+      static_cast<uint32_t>(r.integer("dwrr_quantum_bytes", p.dwrr_quantum_bytes, 1518, 1 << 20));
 
   if (r.has("classes")) {
     p.classes.clear();
@@ -120,7 +121,8 @@ SwitchParams parse_switch_params(ConfigReader& r) {
       cp.lossless = c.boolean("lossless", false);
       cp.control = c.boolean("control", false);
       cp.weight = static_cast<uint32_t>(c.integer("weight", 1, 1, 1000));
-      if (cp.lossless && cp.control) c.error("control", "a class cannot be both lossless and control");
+      if (cp.lossless && cp.control)
+        c.error("control", "a class cannot be both lossless and control");
       if ((seen_prio >> cp.priority) & 1) c.error("priority", "priority used by another class");
       seen_prio = static_cast<uint8_t>(seen_prio | (1u << cp.priority));
       for (int d : cp.dscp) {
@@ -134,10 +136,11 @@ SwitchParams parse_switch_params(ConfigReader& r) {
 
   const bool has_profile = r.has("ecn_profile");
   const bool has_ecn = r.has("ecn");
-  if (has_profile && has_ecn) r.error("ecn_profile", "give either ecn_profile or [switch.ecn], not both");
+  if (has_profile && has_ecn)
+    r.error("ecn_profile", "give either ecn_profile or [switch.ecn], not both");
   std::optional<ConfigReader> ecn = r.table("ecn");
   if (has_profile) {
-    if (auto e = read_ecn_profile(r, "ecn_profile")) p.ecn = *e;
+    if (auto e = read_ecn_profile(r, "ecn_profile", source)) p.ecn = *e;
   }
   if (ecn) {
     p.ecn = parse_ecn(*ecn);

@@ -14,8 +14,8 @@
 #include <array>
 #include <cstdint>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/config.h"
@@ -34,7 +34,7 @@ struct ClassParams {
 
 struct EcnParams {
   bool enabled = true;
-  double kmin_kb = 5;    // DCQCN paper defaults
+  double kmin_kb = 5;  // DCQCN paper defaults
   double kmax_kb = 200;
   double pmax = 0.01;
   bool scale_with_bandwidth = false;
@@ -48,19 +48,19 @@ struct EcnPortOverride {
 
 struct SwitchParams {
   uint64_t buffer_bytes = 32ull << 20;
-  uint32_t reserve_bytes = 4 * 1024;       // per ingress (port, priority)
-  double alpha = 1.0 / 8;                  // ingress dynamic threshold
-  double egress_alpha = 1.0 / 8;           // lossy egress dynamic threshold
-  uint32_t headroom_bytes = 0;             // per (port, lossless priority); 0 = auto
+  uint32_t reserve_bytes = 4 * 1024;         // per ingress (port, priority)
+  double alpha = 1.0 / 8;                    // ingress dynamic threshold
+  double egress_alpha = 1.0 / 8;             // lossy egress dynamic threshold
+  uint32_t headroom_bytes = 0;               // per (port, lossless priority); 0 = auto
   uint32_t headroom_slack_bytes = 3 * 1536;  // auto headroom = 2 x rate x delay + slack
   uint32_t resume_offset_bytes = 3 * 1024;   // XON hysteresis
   bool pfc = true;
-  uint16_t pause_quanta = 0xffff;          // XOFF pause time; refreshed at half of it
-  int default_priority = 0;                // DSCPs no class names
-  int cnp_priority = 6;                    // RoCEv2 CNPs (BTH opcode 0x81), whatever their DSCP
-  bool acks_to_control = false;            // RC ACK/NAK (opcode 0x11) also to cnp_priority
-  std::string scheduler = "dwrr";          // "dwrr" or "rr" among data queues
-  uint32_t dwrr_quantum_bytes = 9216;      // x class weight; >= the largest frame
+  uint16_t pause_quanta = 0xffff;      // XOFF pause time; refreshed at half of it
+  int default_priority = 0;            // DSCPs no class names
+  int cnp_priority = 6;                // RoCEv2 CNPs (BTH opcode 0x81), whatever their DSCP
+  bool acks_to_control = false;        // RC ACK/NAK (opcode 0x11) also to cnp_priority
+  std::string scheduler = "dwrr";      // "dwrr" or "rr" among data queues
+  uint32_t dwrr_quantum_bytes = 9216;  // x class weight; >= the largest frame
   std::vector<ClassParams> classes = default_classes();
   EcnParams ecn;
   std::vector<EcnPortOverride> ecn_ports;
@@ -82,11 +82,14 @@ struct SwitchParams {
 
 /// Reads a [switch] table: `r` is a reader over that table (e.g. *root.table("switch")).
 /// Every problem goes to r.errors() as `switch.key=value: reason (line N)`; calls r.finish().
-SwitchParams parse_switch_params(ConfigReader& r);
+/// `source`: the run file's path, against which a relative ecn_profile is also looked up.
+SwitchParams parse_switch_params(ConfigReader& r, const std::string& source = "");
 
-/// The [ecn] table of the ECN profile file named by string `key` of `r` (configs/ecn/*.toml);
-/// problems are reported on `r` under `key` (nullopt then).
-std::optional<EcnParams> read_ecn_profile(ConfigReader& r, std::string_view key);
+/// The [ecn] table of the ECN profile file named by string `key` of `r` (configs/ecn/*.toml;
+/// a relative path is looked up in the working directory, then beside `source`, the run
+/// file); problems are reported on `r` under `key` (nullopt then).
+std::optional<EcnParams> read_ecn_profile(ConfigReader& r, std::string_view key,
+                                          const std::string& source = "");
 /// The setting of `ecn` on a port of `rate_bps` (thresholds x rate / reference when scaled).
 EcnSetting scaled_ecn(const EcnParams& ecn, uint64_t rate_bps) noexcept;
 

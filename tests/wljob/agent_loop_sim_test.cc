@@ -213,10 +213,7 @@ TEST(AgentLoop, TelemetryAndCaptureWorkInWorkloadRuns) {
 // under both: the paper's strongest claim, and a test that fails if training did not work.
 TEST(AgentLoop, TheShippedGraphCcModelKeepsQueuesBelowStaticDcqcn) {
   start_eal();
-  const auto cwd = fs::current_path();
-  fs::current_path(ROCEMU_SOURCE_ROOT);  // the scenario's ecn_profile is relative to the root
   RunConfig base = load_run_config(ROCEMU_SOURCE_ROOT "/configs/paper/train_fbhdp60_incast.toml");
-  fs::current_path(cwd);
   base.seed = 11;  // not a training seed
   base.workload->duration_ns = 5 * kNsPerMs;
   base.sim.until_ns = 200 * kNsPerMs;  // until every flow finished
