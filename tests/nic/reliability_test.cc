@@ -323,22 +323,15 @@ TEST(Retry, AfterATimeoutTheResendStartsWithASmallWindow) {
   opt.timeout = 8;  // 1.05 ms
   HostPair hp(p, 25 * kBpsPerGbps, 1000, 3, opt);
   const size_t n = 256 * 1024;  // 256 packets, all inside the 1024-packet window
-  auto a = pattern(n, 5);
-  std::vector<uint8_t> b(n, 0);
-  const auto amr = hp.reg(0, a), bmr = hp.reg(1, b);
   const TimeNs t_out = nic::local_ack_timeout_ns(8);
   std::vector<TimeNs> sent_at;
   hp.wire->set_filter([&](int side, const uint8_t*, uint32_t) {
     if (side == 0) sent_at.push_back(hp.wire->now());
     return side == 1 && hp.wire->now() < t_out * 3 / 2;  // every ACK lost until 1.5 timeouts
   });
-  ibv_sge sge{amr.addr, static_cast<uint32_t>(n), amr.lkey};
-  ibv_send_wr wr = make_wr(1, IBV_WR_RDMA_WRITE, &sge, 1, bmr.addr, bmr.rkey);
-  ASSERT_EQ(hp.host[0]->post_send(hp.qpn[0], &wr, nullptr), 0);
-  std::vector<ibv_wc> wcs;
-  ASSERT_TRUE(hp.wait_wcs(0, 1, wcs, 100 * kNsPerMs));
-  EXPECT_EQ(wcs[0].status, IBV_WC_SUCCESS);
-  EXPECT_EQ(a, b);
+  const auto w = hp.write_once(n, 5, 100 * kNsPerMs);
+  EXPECT_EQ(w.status, IBV_WC_SUCCESS);
+  EXPECT_TRUE(w.data_ok);
   const size_t first_burst = static_cast<size_t>(
       std::count_if(sent_at.begin(), sent_at.end(), [&](TimeNs t) { return t < t_out; }));
   const size_t after_first_timeout = static_cast<size_t>(std::count_if(
@@ -357,17 +350,9 @@ TEST(Window, AWindowBelowAckEveryPacketsAsksForAnAckWhenFull) {
   nic::ConnectOptions opt;
   opt.timeout = 14;  // 67 ms: one timeout would dominate the run time
   HostPair hp(p, 25 * kBpsPerGbps, 1000, 3, opt);
-  const size_t n = 200 * 1024;
-  auto a = pattern(n, 6);
-  std::vector<uint8_t> b(n, 0);
-  const auto amr = hp.reg(0, a), bmr = hp.reg(1, b);
-  ibv_sge sge{amr.addr, static_cast<uint32_t>(n), amr.lkey};
-  ibv_send_wr wr = make_wr(1, IBV_WR_RDMA_WRITE, &sge, 1, bmr.addr, bmr.rkey);
-  ASSERT_EQ(hp.host[0]->post_send(hp.qpn[0], &wr, nullptr), 0);
-  std::vector<ibv_wc> wcs;
-  ASSERT_TRUE(hp.wait_wcs(0, 1, wcs, kNsPerSec));
-  EXPECT_EQ(wcs[0].status, IBV_WC_SUCCESS);
-  EXPECT_EQ(a, b);
+  const auto w = hp.write_once(200 * 1024, 6, kNsPerSec);
+  EXPECT_EQ(w.status, IBV_WC_SUCCESS);
+  EXPECT_TRUE(w.data_ok);
   EXPECT_EQ(hp.host[0]->counters().timeouts, 0u);
   EXPECT_LT(hp.wire->now(), 2 * kNsPerMs)
       << "200 packets at ~0.4 us each plus RTTs, no 67 ms stall";
@@ -386,22 +371,15 @@ TEST(Window, ByteWindowCapsInFlightPayload) {
     HostPair hp(p, 25 * kBpsPerGbps, 10 * kNsPerUs, 3, opt);
     hp.host[0]->set_window_bytes(window);
     const size_t n = 256 * 1024;
-    auto a = pattern(n, 8);
-    std::vector<uint8_t> b(n, 0);
-    const auto amr = hp.reg(0, a), bmr = hp.reg(1, b);
     uint64_t data_before_first_ack = 0;
     bool acked = false;
     hp.wire->set_inspector([&](int side, const uint8_t*, uint32_t) {
       if (side == 1) acked = true;
       if (side == 0 && !acked) ++data_before_first_ack;
     });
-    ibv_sge sge{amr.addr, static_cast<uint32_t>(n), amr.lkey};
-    ibv_send_wr wr = make_wr(1, IBV_WR_RDMA_WRITE, &sge, 1, bmr.addr, bmr.rkey);
-    ASSERT_EQ(hp.host[0]->post_send(hp.qpn[0], &wr, nullptr), 0);
-    std::vector<ibv_wc> wcs;
-    ASSERT_TRUE(hp.wait_wcs(0, 1, wcs, kNsPerSec));
-    EXPECT_EQ(wcs[0].status, IBV_WC_SUCCESS);
-    EXPECT_EQ(a, b);
+    const auto w = hp.write_once(n, 8, kNsPerSec);
+    EXPECT_EQ(w.status, IBV_WC_SUCCESS);
+    EXPECT_TRUE(w.data_ok);
     EXPECT_EQ(hp.host[0]->counters().timeouts, 0u);
     const double rtt_s = 20e-6;
     if (window == 0) {
