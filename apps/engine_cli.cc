@@ -161,6 +161,11 @@ std::optional<int> prepare_run(EngineKind kind, const char* program, int argc, c
     return kExitUsage;
   }
   apply_overrides(cli, cfg);
+  if (!cfg.topology.links_down.empty()) {
+    std::string names;
+    for (const auto& n : cfg.topology.links_down) names += (names.empty() ? "" : ", ") + n;
+    std::printf("links down from the start: %s\n", names.c_str());
+  }
   try {
     fabric::apply_agent_flags(cfg, cli.policy, cli.agent_model, cli.agent_interval_us);
   } catch (const ConfigError& e) {

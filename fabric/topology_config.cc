@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 
 #include <cmath>
+#include <cstdint>
 #include <map>
 
 #include "fabric/topology_generators.h"
@@ -22,8 +23,7 @@ LinkImpairment read_impairment(ConfigReader& r, const LinkImpairment& def) {
   im.loss = r.number("loss", def.loss, 0.0, 0.5);
   im.reorder = r.number("reorder", def.reorder, 0.0, 0.5);
   im.duplicate = r.number("duplicate", def.duplicate, 0.0, 0.5);
-  im.reorder_delay_ns =
-      r.integer("reorder_delay_ns", def.reorder_delay_ns, 1, kMaxDelayNs);
+  im.reorder_delay_ns = r.integer("reorder_delay_ns", def.reorder_delay_ns, 1, kMaxDelayNs);
   return im;
 }
 
@@ -62,7 +62,8 @@ Topology read_explicit(ConfigReader& top, std::vector<LinkOptions>& opts,
   for (auto& l : links) {
     const std::string a = l.required_string("a");
     const std::string b = l.required_string("b");
-    const uint64_t rate_bps = gbps_to_bps(l.required_number("rate_gbps", kMinRateGbps, kMaxRateGbps));
+    const uint64_t rate_bps =
+        gbps_to_bps(l.required_number("rate_gbps", kMinRateGbps, kMaxRateGbps));
     const TimeNs delay_ns = l.integer("delay_ns", kNsPerUs, 0, kMaxDelayNs);
     const bool up = l.boolean("up", true);
     LinkOptions o;
@@ -76,7 +77,8 @@ Topology read_explicit(ConfigReader& top, std::vector<LinkOptions>& opts,
     if (ai >= 0 && ai == bi) l.error("b", "a link must join two different nodes");
     l.finish();
     if (ai < 0 || bi < 0 || ai == bi) continue;
-    const uint32_t li = t.add_link(static_cast<uint32_t>(ai), static_cast<uint32_t>(bi), rate_bps, delay_ns);
+    const uint32_t li =
+        t.add_link(static_cast<uint32_t>(ai), static_cast<uint32_t>(bi), rate_bps, delay_ns);
     t.mutable_links()[li].up = up;
     opts.push_back(o);
   }
@@ -121,10 +123,19 @@ TopologySpec read_topology(ConfigReader& top) {
     p.host_rate_bps = rate(top, "host_rate_gbps", 25);
     p.fabric_rate_bps = rate(top, "fabric_rate_gbps", 100);
     p.delay_ns = top.integer("delay_ns", p.delay_ns, 0, kMaxDelayNs);
+    ClosFailures fail;
+    fail.named = top.string_array("down_links", {});
+    fail.random = static_cast<uint32_t>(top.integer("failed_links", 0, 0, 1024 * 1024));
+    fail.seed = static_cast<uint64_t>(top.integer("failure_seed", 1, 0, INT64_MAX));
     if (auto why = validate(p); !why.empty()) {
       top.error("hosts", why);
     } else {
       spec.topology = make_clos(p);
+      try {
+        spec.links_down = fail_clos_links(spec.topology, p, fail);
+      } catch (const std::invalid_argument& e) {
+        top.error(fail.named.empty() ? "failed_links" : "down_links", e.what());
+      }
     }
   }
   if (kind != "explicit") {
@@ -139,9 +150,9 @@ void check_topology(const Topology& t, const std::string& path, ConfigErrors& er
   if (t.hosts().size() < 2) errors.add(path, "", "needs at least two hosts");
   for (const auto& n : t.nodes()) {
     if (n.kind == NodeKind::kHost && n.ports.size() != 1)
-      errors.add(path + ".nodes." + n.name, "",
-                 "a host has exactly one port (one link), this one has " +
-                     std::to_string(n.ports.size()));
+      errors.add(
+          path + ".nodes." + n.name, "",
+          "a host has exactly one port (one link), this one has " + std::to_string(n.ports.size()));
     if (n.kind == NodeKind::kSwitch && n.ports.empty())
       errors.add(path + ".nodes." + n.name, "", "switch has no link");
   }
@@ -149,14 +160,16 @@ void check_topology(const Topology& t, const std::string& path, ConfigErrors& er
   for (size_t i = 0; i < hs.size(); ++i)
     for (size_t j = i + 1; j < hs.size(); ++j)
       if (t.node(hs[i]).ipv4 == t.node(hs[j]).ipv4)
-        errors.add(path + ".nodes." + t.node(hs[j]).name + ".ipv4", ipv4_to_string(t.node(hs[j]).ipv4),
-                   "same address as " + t.node(hs[i]).name);
+        errors.add(path + ".nodes." + t.node(hs[j]).name + ".ipv4",
+                   ipv4_to_string(t.node(hs[j]).ipv4), "same address as " + t.node(hs[i]).name);
   const auto pairs = t.unreachable_host_pairs();
   constexpr size_t kMaxListed = 20;
   for (size_t i = 0; i < pairs.size() && i < kMaxListed; ++i)
     errors.add(path, "", "no route between hosts " + pairs[i]);
   if (pairs.size() > kMaxListed)
-    errors.add(path, "", "and " + std::to_string(pairs.size() - kMaxListed) + " more host pairs without a route");
+    errors.add(
+        path, "",
+        "and " + std::to_string(pairs.size() - kMaxListed) + " more host pairs without a route");
 }
 
 }  // namespace rocemu::fabric

@@ -35,6 +35,7 @@ struct LinkOptions {
 struct TopologySpec {
   Topology topology;
   std::vector<LinkOptions> links;  // parallel to topology.links()
+  std::vector<std::string> links_down;  // clos: the leaf-spine links failed at the start
 };
 
 /// Reads `topology` (the [topology] table reader). Problems go to reader.errors(); the

@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 
+#include "common/rng.h"
+
 namespace rocemu::fabric {
 
 Topology make_star(const StarParams& p) {
@@ -44,11 +46,54 @@ Topology make_clos(const ClosParams& p) {
   for (uint32_t s = 0; s < p.spines; ++s)
     t.add_node("spine" + std::to_string(s), NodeKind::kSwitch);
   const uint32_t per_leaf = p.hosts / p.leaves;
-  for (uint32_t i = 0; i < p.hosts; ++i) t.add_link(i, leaf0 + i / per_leaf, p.host_rate_bps, p.delay_ns);
+  for (uint32_t i = 0; i < p.hosts; ++i)
+    t.add_link(i, leaf0 + i / per_leaf, p.host_rate_bps, p.delay_ns);
   for (uint32_t l = 0; l < p.leaves; ++l)
     for (uint32_t s = 0; s < p.spines; ++s)
       t.add_link(leaf0 + l, spine0 + s, p.fabric_rate_bps, p.delay_ns);
   return t;
+}
+
+std::vector<std::string> fail_clos_links(Topology& t, const ClosParams& p, const ClosFailures& f) {
+  // make_clos's layout: leaf l to spine s is link hosts + l * spines + s.
+  const uint32_t first = p.hosts, count = p.leaves * p.spines;
+  const auto name = [&](uint32_t i) {
+    return "leaf" + std::to_string(i / p.spines) + "-spine" + std::to_string(i % p.spines);
+  };
+  std::vector<std::string> down;
+  // Takes fabric link i down unless that cuts a host pair off; true if it did.
+  const auto take_down = [&](uint32_t i) {
+    auto& link = t.mutable_links()[first + i];
+    link.up = false;
+    if (t.unreachable_host_pairs().empty()) {
+      down.push_back(name(i));
+      return true;
+    }
+    link.up = true;
+    return false;
+  };
+  for (const auto& n : f.named) {
+    uint32_t i = 0;
+    while (i < count && name(i) != n) ++i;
+    if (i == count)
+      throw std::invalid_argument("no leaf-spine link '" + n + "' (names are leaf<i>-spine<j>)");
+    if (!t.links()[first + i].up) throw std::invalid_argument("link '" + n + "' is named twice");
+    if (!take_down(i)) throw std::invalid_argument("taking '" + n + "' down cuts hosts off");
+  }
+  // A seeded shuffle of the fabric links (Fisher-Yates), then the first that may fail.
+  std::vector<uint32_t> order(count);
+  for (uint32_t i = 0; i < count; ++i) order[i] = i;
+  Rng rng(f.seed, "clos-link-failures");
+  for (uint32_t i = count; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+  uint32_t failed = 0;
+  for (uint32_t k = 0; k < count && failed < f.random; ++k)
+    if (t.links()[first + order[k]].up && take_down(order[k])) ++failed;
+  if (failed < f.random)
+    throw std::invalid_argument(
+        "only " + std::to_string(failed) +
+        " more leaf-spine links can fail without cutting hosts off (asked for " +
+        std::to_string(f.random) + ")");
+  return down;
 }
 
 }  // namespace rocemu::fabric

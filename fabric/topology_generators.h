@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/time_ns.h"
 #include "common/topology.h"
@@ -37,6 +38,15 @@ struct ClosParams {
   TimeNs delay_ns = kNsPerUs;
 };
 
+/// Leaf-spine links taken down at the start of a run (the GraphCC paper's link-failure
+/// scenario): `named` ("leaf<i>-spine<j>") first, then `random` more chosen with `seed`
+/// among the remaining up ones, skipping any whose loss would cut a host pair off.
+struct ClosFailures {
+  std::vector<std::string> named;
+  uint32_t random = 0;
+  uint64_t seed = 1;
+};
+
 /// One switch "s0" with `hosts` hosts. Links: host i is link i.
 Topology make_star(const StarParams& p);
 /// Two switches joined by one bottleneck link (the last link).
@@ -48,5 +58,11 @@ Topology make_clos(const ClosParams& p);
 
 /// Empty if `p` is buildable, else why not.
 std::string validate(const ClosParams& p);
+
+/// Marks the links of `f` down in `t` (built by make_clos(p)). Returns the names of the
+/// links it took down, in order; throws std::invalid_argument naming the problem (unknown
+/// or repeated link name, a named failure that disconnects hosts, fewer than f.random links
+/// that can fail without disconnecting hosts). Deterministic for f.seed.
+std::vector<std::string> fail_clos_links(Topology& t, const ClosParams& p, const ClosFailures& f);
 
 }  // namespace rocemu::fabric

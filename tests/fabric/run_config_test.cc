@@ -323,7 +323,7 @@ TEST(RunConfig, ThePapersScenarioFilesLoad) {
     EXPECT_DOUBLE_EQ(c.switch_params.ecn.kmin_kb, 100);
     EXPECT_EQ(c.switch_params.buffer_bytes, 32ull << 20);
   }
-  EXPECT_EQ(files, 5);
+  EXPECT_EQ(files, 6);
 }
 
 }  // namespace rocemu::fabric

@@ -25,7 +25,8 @@ Loaded load(std::string_view text) {
 }
 
 bool has(const std::vector<std::string>& v, const std::string& needle) {
-  return std::any_of(v.begin(), v.end(), [&](const std::string& s) { return s.find(needle) != std::string::npos; });
+  return std::any_of(v.begin(), v.end(),
+                     [&](const std::string& s) { return s.find(needle) != std::string::npos; });
 }
 
 std::string all(const std::vector<std::string>& v) {
@@ -109,7 +110,8 @@ delay_nss = 3
 loss = 2
 )");
   const auto& p = l.problems;
-  EXPECT_TRUE(has(p, "topology.nodes[1].kind=swich: expected one of: host, switch (line 7)")) << all(p);
+  EXPECT_TRUE(has(p, "topology.nodes[1].kind=swich: expected one of: host, switch (line 7)"))
+      << all(p);
   EXPECT_TRUE(has(p, "topology.nodes[2].name='a': duplicate node name (line 9)")) << all(p);
   EXPECT_TRUE(has(p, "topology.links[0].b='nowhere': no node with this name (line 12)")) << all(p);
   EXPECT_TRUE(has(p, "topology.links[1].rate_gbps=5000: out of range")) << all(p);
@@ -161,14 +163,32 @@ a = "a"
 b = "b"
 rate_gbps = 10
 )");
-  EXPECT_TRUE(has(l.problems, "topology.nodes.a: a host has exactly one port (one link), this one has 2"))
+  EXPECT_TRUE(
+      has(l.problems, "topology.nodes.a: a host has exactly one port (one link), this one has 2"))
       << all(l.problems);
 }
 
 TEST(TopologyConfig, UnknownGeneratorAndBadClosShapeAreErrors) {
-  EXPECT_TRUE(has(load("[topology]\nkind = \"ring\"\n").problems, "topology.kind=ring: expected one of"));
+  EXPECT_TRUE(
+      has(load("[topology]\nkind = \"ring\"\n").problems, "topology.kind=ring: expected one of"));
   EXPECT_TRUE(has(load("[topology]\nkind = \"clos\"\nhosts = 10\nleaves = 4\n").problems,
                   "must be a positive multiple of leaves"));
+}
+
+TEST(TopologyConfig, ClosLinkFailuresFromTheTable) {
+  const auto l = load(
+      "[topology]\nkind = \"clos\"\ndown_links = [\"leaf2-spine0\"]\nfailed_links = "
+      "1\nfailure_seed = 7\n");
+  ASSERT_TRUE(l.problems.empty()) << all(l.problems);
+  ASSERT_EQ(l.spec.links_down.size(), 2u);
+  EXPECT_EQ(l.spec.links_down[0], "leaf2-spine0");
+  int down = 0;
+  for (const auto& link : l.spec.topology.links()) down += link.up ? 0 : 1;
+  EXPECT_EQ(down, 2);
+  EXPECT_TRUE(has(load("[topology]\nkind = \"clos\"\ndown_links = [\"leaf0-spine7\"]\n").problems,
+                  "topology.down_links"));
+  EXPECT_TRUE(has(load("[topology]\nkind = \"clos\"\nfailed_links = 6\n").problems,
+                  "without cutting hosts off"));
 }
 
 }  // namespace rocemu::fabric

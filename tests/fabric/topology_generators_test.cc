@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace rocemu::fabric {
 
 TEST(ClosGenerator, PaperFabricHas30NodesAnd32Links) {
@@ -47,6 +50,52 @@ TEST(ClosGenerator, RejectsHostsNotAMultipleOfLeaves) {
   p.hosts = 10;
   EXPECT_FALSE(validate(p).empty());
   EXPECT_THROW(make_clos(p), std::invalid_argument);
+}
+
+TEST(ClosFailures, NamedLinksGoDownAndRoutesAvoidThem) {
+  const ClosParams p;
+  Topology t = make_clos(p);
+  const auto down = fail_clos_links(t, p, ClosFailures{{"leaf0-spine1"}, 0, 1});
+  ASSERT_EQ(down, std::vector<std::string>{"leaf0-spine1"});
+  EXPECT_FALSE(t.links()[24 + 0 * 2 + 1].up);
+  const auto sp = t.shortest_path_ports();
+  const auto leaf0 = static_cast<uint32_t>(t.find("leaf0"));
+  const auto leaf1 = static_cast<uint32_t>(t.find("leaf1"));
+  EXPECT_EQ(sp[leaf0][23].size(), 1u);  // only the uplink to spine0 is left
+  EXPECT_EQ(sp[leaf1][23].size(), 2u);  // other leaves keep both
+  EXPECT_EQ(t.path_info(0, 23).hops, 4);
+  EXPECT_TRUE(t.unreachable_host_pairs().empty());
+}
+
+TEST(ClosFailures, RandomFailuresAreSeededAndNeverCutHostsOff) {
+  const ClosParams p;
+  std::vector<std::string> first;
+  for (uint64_t seed = 1; seed <= 50; ++seed) {
+    Topology t = make_clos(p);
+    const auto down = fail_clos_links(t, p, ClosFailures{{}, 3, seed});
+    ASSERT_EQ(down.size(), 3u);
+    EXPECT_TRUE(t.unreachable_host_pairs().empty()) << seed;
+    Topology again = make_clos(p);
+    EXPECT_EQ(fail_clos_links(again, p, ClosFailures{{}, 3, seed}), down);
+    if (seed == 1) first = down;
+  }
+  Topology t = make_clos(p);
+  EXPECT_NE(fail_clos_links(t, p, ClosFailures{{}, 3, 2}), first);
+  // 8 leaf-spine links under 4 leaves: 5 failures leave some leaf without an uplink.
+  Topology too_many = make_clos(p);
+  EXPECT_THROW(fail_clos_links(too_many, p, ClosFailures{{}, 5, 1}), std::invalid_argument);
+}
+
+TEST(ClosFailures, BadNamesAndCutsAreRefused) {
+  const ClosParams p;
+  Topology t = make_clos(p);
+  EXPECT_THROW(fail_clos_links(t, p, ClosFailures{{"leaf9-spine0"}, 0, 1}), std::invalid_argument);
+  Topology twice = make_clos(p);
+  EXPECT_THROW(fail_clos_links(twice, p, ClosFailures{{"leaf0-spine0", "leaf0-spine0"}, 0, 1}),
+               std::invalid_argument);
+  Topology cut = make_clos(p);
+  EXPECT_THROW(fail_clos_links(cut, p, ClosFailures{{"leaf0-spine0", "leaf0-spine1"}, 0, 1}),
+               std::invalid_argument);
 }
 
 TEST(StarGenerator, OneSwitchWithAPortPerHost) {
