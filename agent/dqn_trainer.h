@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "agent/environment.h"
@@ -60,6 +61,19 @@ class DqnTrainer {
   double train_batch();
   /// Copies the online network into the target network.
   void sync_target();
+
+  /// Writes everything training depends on (both networks, the optimiser's moments, the
+  /// replay buffer, the random streams, the counters) to `path` (written beside and renamed,
+  /// so a crash leaves the previous checkpoint). Only between episodes: throws
+  /// std::logic_error inside one, std::runtime_error if the file cannot be written.
+  void save_checkpoint(const std::string& path) const;
+  /// Restores a checkpoint of a trainer built with the same graph and configuration; train()
+  /// then continues exactly as the run that wrote it would have. Throws std::runtime_error
+  /// naming the file and the problem (unreadable, corrupt, another configuration or graph).
+  void load_checkpoint(const std::string& path);
+  /// Environment steps taken and episodes started so far (restored by load_checkpoint).
+  int64_t env_steps() const noexcept;
+  int64_t episodes() const noexcept;
 
   /// The online network's weights, ready for save_model / the fast policies.
   Model export_model() const;

@@ -29,6 +29,14 @@ void ReplayBuffer::push(std::span<const float> obs, std::span<const uint16_t> ac
   size_ = std::min(size_ + 1, capacity_);
 }
 
+bool ReplayBuffer::set_fill(int size, int head) noexcept {
+  if (size < 0 || size > capacity_ || head < 0 || head >= capacity_) return false;
+  if (size < capacity_ && head != size) return false;  // not full: entries are [0, size)
+  size_ = size;
+  head_ = head;
+  return true;
+}
+
 void ReplayBuffer::sample(Rng& rng, int count, std::vector<int>& out) const {
   out.resize(static_cast<size_t>(count));
   for (auto& i : out) i = static_cast<int>(rng.below(static_cast<uint64_t>(size_)));

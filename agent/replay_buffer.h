@@ -41,6 +41,16 @@ class ReplayBuffer {
   const uint16_t* actions(int i) const noexcept { return &actions_[static_cast<size_t>(i) * n_]; }
   const float* rewards(int i) const noexcept { return &rewards_[static_cast<size_t>(i) * n_]; }
 
+  /// The whole storage and fill state, for training checkpoints (DqnTrainer).
+  int head() const noexcept { return head_; }
+  std::span<float> obs_storage() noexcept { return obs_; }
+  std::span<float> next_obs_storage() noexcept { return next_obs_; }
+  std::span<float> rewards_storage() noexcept { return rewards_; }
+  std::span<uint16_t> actions_storage() noexcept { return actions_; }
+  /// Sets the fill state after the storage was restored; false (nothing changed) if out of
+  /// range.
+  bool set_fill(int size, int head) noexcept;
+
  private:
   int n_, capacity_, size_ = 0, head_ = 0;
   std::vector<float> obs_, next_obs_, rewards_;

@@ -20,6 +20,7 @@ TrainConfig load_train_config(const toml::table& root, const std::string& source
   if (auto t = top.table("train")) {
     c.steps = static_cast<int>(t->integer("steps", c.steps, 1, 100'000'000));
     c.eval_steps = static_cast<int>(t->integer("eval_steps", c.eval_steps, 0, 100'000'000));
+    c.dqn.threads = static_cast<int>(t->integer("threads", c.dqn.threads, 1, 2));
     t->finish();
   }
   if (auto t = top.table("dqn")) {

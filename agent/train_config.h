@@ -34,6 +34,11 @@ struct DqnConfig {
   int eps_decay_steps = 1000;
   double grad_clip_norm = 10.0;
   double huber_delta = 1.0;
+  // 1: act, step, learn in turn. 2: a learner thread computes the gradient step on the
+  // replay as it was before this interval while the caller's thread steps the environment
+  // with the weights of the previous gradient step (one step stale); deterministic too,
+  // but not the same numbers as 1. ([train] threads)
+  int threads = 1;
 
   /// Epsilon after `step` environment steps (linear decay, then flat).
   double epsilon(int64_t step) const noexcept;

@@ -7,16 +7,19 @@
 // run file with [workload] (fabric/network_env.h): rocemu's own switch, NIC and DCQCN, one
 // control interval per step.
 // Exit codes: 0 ok, 1 runtime error (model file, I/O), 2 usage or configuration error.
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "agent/action_table.h"
@@ -54,6 +57,16 @@ options:
   --steps N            training steps, one control interval each (overrides [train].steps)
   --eval-steps N       greedy evaluation steps after training (overrides [train].eval_steps)
   --seed N             seed of weights, exploration and replay sampling (overrides [dqn].seed)
+  --threads N          1 (default) or 2: a learner thread computes each gradient step while
+                       the environment steps with the previous step's weights (overrides
+                       [train].threads; deterministic, but other numbers than 1)
+  --checkpoint FILE    write a checkpoint (networks, optimiser, replay, random streams) here
+                       after every --checkpoint-every episodes; replaced atomically
+  --checkpoint-every N episodes between checkpoints (default 1)
+  --resume FILE        continue from this checkpoint, exactly as the run that wrote it would
+                       have: same --config, --run, --model and --seed; --steps stays the
+                       total (the steps already taken count); with --curve, the curve's rows
+                       after the checkpoint are dropped and new rows appended
   --model-in FILE      start from this model file instead of fresh weights
   --model-out FILE     write the trained model here (nothing is written without it)
   --leaves N           leaf switches of the leaf-spine (default 4)
@@ -86,8 +99,9 @@ std::optional<int64_t> parse_int(std::string_view s, int64_t min, int64_t max) {
 
 struct Flags {
   std::string config, model_kind, model_in, model_out, log_level, env = "queue", run, curve;
-  std::optional<int64_t> steps, eval_steps, seed;
-  int64_t leaves = 4, spines = 2, hosts_per_leaf = 6, log_every = 100;
+  std::string checkpoint, resume;
+  std::optional<int64_t> steps, eval_steps, seed, threads;
+  int64_t leaves = 4, spines = 2, hosts_per_leaf = 6, log_every = 100, checkpoint_every = 1;
 };
 
 }  // namespace
@@ -121,6 +135,8 @@ int main(int argc, char** argv) {
         {"--spines", 1, 64, "expected an integer in [1, 64]"},
         {"--hosts-per-leaf", 1, 256, "expected an integer in [1, 256]"},
         {"--log-every", 0, INT64_MAX, "expected a non-negative integer"},
+        {"--threads", 1, 2, "expected 1 or 2"},
+        {"--checkpoint-every", 1, 100'000'000, "expected an integer in [1, 1e8]"},
     };
     const IntFlag* int_flag = nullptr;
     for (const auto& fl : kIntFlags)
@@ -140,6 +156,10 @@ int main(int argc, char** argv) {
         f.spines = *r;
       else if (a == "--hosts-per-leaf")
         f.hosts_per_leaf = *r;
+      else if (a == "--threads")
+        f.threads = r;
+      else if (a == "--checkpoint-every")
+        f.checkpoint_every = *r;
       else
         f.log_every = *r;
     } else if (a == "--config") {
@@ -154,6 +174,10 @@ int main(int argc, char** argv) {
     } else if (a == "--model") {
       if (v != "graphcc" && v != "acc") return bad("expected graphcc or acc");
       f.model_kind = v;
+    } else if (a == "--checkpoint") {
+      f.checkpoint = v;
+    } else if (a == "--resume") {
+      f.resume = v;
     } else if (a == "--model-in") {
       f.model_in = v;
     } else if (a == "--model-out") {
@@ -168,6 +192,8 @@ int main(int argc, char** argv) {
     return usage_error("--log-level=" + f.log_level + ": unknown level");
   if (f.env == "network" && f.run.empty()) return usage_error("--env network needs --run FILE");
   if (f.env == "queue" && !f.run.empty()) return usage_error("--run is for --env network");
+  if (!f.resume.empty() && !f.model_in.empty())
+    return usage_error("--resume and --model-in exclude each other (a checkpoint has the weights)");
 
   TrainConfig cfg;
   try {
@@ -181,6 +207,7 @@ int main(int argc, char** argv) {
   if (f.steps) cfg.steps = static_cast<int>(*f.steps);
   if (f.eval_steps) cfg.eval_steps = static_cast<int>(*f.eval_steps);
   if (f.seed) cfg.dqn.seed = static_cast<uint64_t>(*f.seed);
+  if (f.threads) cfg.dqn.threads = static_cast<int>(*f.threads);
 
   std::optional<fabric::RunConfig> run;
   if (f.env == "network") {
@@ -218,33 +245,65 @@ int main(int argc, char** argv) {
     const PortGraph graph(env.topology());
     DqnTrainer trainer(graph, cfg.dqn, cfg.reward, cfg.features);
     if (!f.model_in.empty()) trainer.import_model(load_model(f.model_in));
+    if (!f.resume.empty()) {
+      trainer.load_checkpoint(f.resume);
+      spdlog::info("resumed from {}: {} of {} steps taken, {} episodes", f.resume,
+                   trainer.env_steps(), cfg.steps, trainer.episodes());
+    }
     const char* kind = cfg.dqn.kind == ModelKind::kGraphCc ? "graphcc" : "acc";
-    spdlog::info("training {} on {} agents, {} edges, {} steps (seed {})", kind, graph.num_agents(),
-                 graph.num_edges(), cfg.steps, cfg.dqn.seed);
+    spdlog::info("training {} on {} agents, {} edges, {} steps (seed {}, {} thread{})", kind,
+                 graph.num_agents(), graph.num_edges(), cfg.steps, cfg.dqn.seed, cfg.dqn.threads,
+                 cfg.dqn.threads > 1 ? "s" : "");
     double window = 0.0;
     int64_t in_window = 0;
-    // Per episode: the curve's row and, on the network, a progress line.
+    // Per episode: the curve's row and, on the network, a progress line. A resumed run keeps
+    // the rows up to its checkpoint and continues the wall-time column from the last one.
     std::FILE* curve = nullptr;
+    double wall_offset_s = 0.0;
     if (!f.curve.empty()) {
+      std::string kept = "episode,steps,epsilon,mean_reward,mean_queue,loss,wall_s\n";
+      if (!f.resume.empty()) {
+        if (std::FILE* old = std::fopen(f.curve.c_str(), "r")) {
+          char line[512];
+          bool header = true;
+          while (std::fgets(line, sizeof line, old)) {
+            if (std::exchange(header, false)) continue;
+            long long ep = 0;
+            double w = 0;
+            const char* last_comma = std::strrchr(line, ',');
+            if (std::sscanf(line, "%lld,", &ep) != 1 || !last_comma || ep > trainer.episodes())
+              continue;
+            kept += line;
+            if (std::sscanf(last_comma + 1, "%lf", &w) == 1) wall_offset_s = w;
+          }
+          std::fclose(old);
+        }
+      }
       curve = std::fopen(f.curve.c_str(), "w");
       if (!curve) throw std::runtime_error("cannot write " + f.curve);
-      std::fputs("episode,steps,epsilon,mean_reward,mean_queue,loss,wall_s\n", curve);
+      std::fputs(kept.c_str(), curve);
     }
+    const int64_t steps_left = cfg.steps - trainer.env_steps();
     const auto wall0 = std::chrono::steady_clock::now();
     double ep_reward = 0.0, ep_queue = 0.0;
-    int64_t ep_steps = 0, episode = 0;
+    int64_t ep_steps = 0, episode = trainer.episodes();
     const auto end_episode = [&](const StepLog& s) {
       if (ep_steps == 0) return;
       ++episode;
-      const double wall_s =
+      const double run_wall_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+      const double wall_s = wall_offset_s + run_wall_s;
       if (curve)
         std::fprintf(curve, "%lld,%lld,%.4f,%.6f,%.6f,%.6f,%.3f\n", static_cast<long long>(episode),
                      static_cast<long long>(s.step), s.epsilon, ep_reward / ep_steps,
                      ep_queue / ep_steps, s.loss, wall_s);
+      if (curve) std::fflush(curve);
+      if (!f.checkpoint.empty() && s.episode_done && episode % f.checkpoint_every == 0)
+        trainer.save_checkpoint(f.checkpoint);
       if (net_env) {
+        const int64_t done_here = s.step - (cfg.steps - steps_left);
         const double eta =
-            s.step > 0 ? wall_s / static_cast<double>(s.step) * (cfg.steps - s.step) : 0;
+            done_here > 0 ? run_wall_s / static_cast<double>(done_here) * (cfg.steps - s.step) : 0;
         spdlog::info(
             "episode {:>4}: {} steps, epsilon {:.3f}, mean reward {:.4f}, mean queue {:.4f}, "
             "{} flows done, ETA {:.0f} s",
@@ -255,22 +314,24 @@ int main(int argc, char** argv) {
       ep_steps = 0;
     };
     StepLog last_log;
-    const auto stats = trainer.train(env, cfg.steps, [&](const StepLog& s) {
-      ep_reward += s.mean_reward;
-      ep_queue += s.mean_queue;
-      ++ep_steps;
-      last_log = s;
-      if (s.episode_done) end_episode(s);
-      window += s.mean_reward;
-      ++in_window;
-      if (f.log_every > 0 && s.step % f.log_every == 0) {
-        spdlog::info("step {:>7}  epsilon {:.3f}  mean reward {:.4f}  loss {:.5f}", s.step,
-                     s.epsilon, window / in_window, s.loss);
-        window = 0.0;
-        in_window = 0;
-      }
-    });
-    end_episode(last_log);  // the last, unfinished episode
+    if (steps_left <= 0) spdlog::info("the checkpoint has all {} steps: no training", cfg.steps);
+    const auto stats = trainer.train(
+        env, static_cast<int>(std::max<int64_t>(0, steps_left)), [&](const StepLog& s) {
+          ep_reward += s.mean_reward;
+          ep_queue += s.mean_queue;
+          ++ep_steps;
+          last_log = s;
+          if (s.episode_done) end_episode(s);
+          window += s.mean_reward;
+          ++in_window;
+          if (f.log_every > 0 && s.step % f.log_every == 0) {
+            spdlog::info("step {:>7}  epsilon {:.3f}  mean reward {:.4f}  loss {:.5f}", s.step,
+                         s.epsilon, window / in_window, s.loss);
+            window = 0.0;
+            in_window = 0;
+          }
+        });
+    end_episode(last_log);  // the last, unfinished episode (no checkpoint: not between episodes)
     if (curve) {
       std::fclose(curve);
       std::printf("training curve written to %s\n", f.curve.c_str());

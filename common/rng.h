@@ -5,6 +5,7 @@
 // replays exactly for a given seed regardless of how other components consume numbers.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string_view>
 
@@ -36,6 +37,12 @@ class Rng {
   /// Uniform integer in [0, n) (n > 0); Lemire's multiply-shift, bias below 2^-32 for n < 2^32.
   uint64_t below(uint64_t n) noexcept {
     return static_cast<uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
+  }
+
+  /// The generator's whole state, to save and restore a stream (e.g. a training checkpoint).
+  std::array<uint64_t, 4> state() const noexcept { return {s_[0], s_[1], s_[2], s_[3]}; }
+  void set_state(const std::array<uint64_t, 4>& s) noexcept {
+    for (size_t i = 0; i < 4; ++i) s_[i] = s[i];
   }
 
   static constexpr uint64_t fnv1a(std::string_view s) noexcept {

@@ -12,14 +12,20 @@
 // over every agent of every graph in the batch; Adam; gradient-norm clipping.
 #include "agent/dqn_trainer.h"
 
+#include <dlfcn.h>
 #include <torch/torch.h>
 
 #include <cmath>
+#include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <deque>
+#include <exception>
+#include <functional>
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
+#include <thread>
 
 #include "agent/fast_mpnn.h"
 #include "agent/port_features.h"
@@ -95,12 +101,83 @@ void copy_in(torch::Tensor& t, const float* src, size_t n) {
   t.copy_(torch::from_blob(const_cast<float*>(src), t.sizes(), torch::kFloat32));
 }
 
+// One persistent thread that runs a job while the caller does something else (the learner
+// of DqnConfig::threads = 2). run() then wait(); wait() rethrows the job's exception.
+class Worker {
+ public:
+  Worker() : thread_([this] { loop(); }) {}
+  ~Worker() {
+    {
+      std::lock_guard lk(mu_);
+      quit_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void run(std::function<void()> job) {
+    {
+      std::lock_guard lk(mu_);
+      job_ = std::move(job);
+      busy_ = true;
+    }
+    cv_.notify_all();
+  }
+  void wait() {
+    std::unique_lock lk(mu_);
+    cv_.wait(lk, [this] { return !busy_; });
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  }
+
+ private:
+  void loop() {
+    std::unique_lock lk(mu_);
+    for (;;) {
+      cv_.wait(lk, [this] { return quit_ || busy_; });
+      if (quit_) return;
+      auto job = std::move(job_);
+      lk.unlock();
+      std::exception_ptr err;
+      try {
+        job();
+      } catch (...) {
+        err = std::current_exception();
+      }
+      lk.lock();
+      error_ = err;
+      busy_ = false;
+      cv_.notify_all();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::function<void()> job_;
+  std::exception_ptr error_;
+  bool busy_ = false, quit_ = false;
+  std::thread thread_;
+};
+
+// Checkpoint layout version; a mismatch is refused rather than misread.
+constexpr int64_t kCheckpointVersion = 1;
+
+torch::Tensor u64_tensor(const std::vector<uint64_t>& v) {
+  auto t = torch::empty({static_cast<int64_t>(v.size())}, torch::kInt64);
+  std::memcpy(t.data_ptr<int64_t>(), v.data(), v.size() * sizeof(uint64_t));
+  return t;
+}
+
 }  // namespace
 
 void init_torch_threads() {
   static std::once_flag once;
   std::call_once(once, [] {
     at::set_num_threads(1);
+    // LibTorch's BLAS on Debian is OpenBLAS, whose worker threads spin on sched_yield
+    // between calls unless told to use one thread (measured: 6.6 s of system time in 500
+    // training steps, and a core taken from the environment). Looked up at run time: it is
+    // there only when libtorch was built against OpenBLAS.
+    using SetThreads = void (*)(int);
+    if (auto* set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+      set(1);
     try {
       at::set_num_interop_threads(1);
     } catch (const std::exception&) {
@@ -296,17 +373,33 @@ struct DqnTrainer::Impl {
                    const std::function<void(const StepLog&)>& on_step) {
     std::vector<uint16_t> actions(static_cast<size_t>(n));
     std::vector<float> obs, next_obs, rewards(static_cast<size_t>(n));
+    if (cfg.threads > 1 && !worker) worker = std::make_unique<Worker>();
     for (int i = 0; i < steps; ++i) {
-      if (need_reset) begin_episode(env);
-      observation(tracker, obs);
-      const double eps = cfg.epsilon(env_steps);
-      greedy_fast(tracker, actions.data());
-      for (auto& a : actions)
-        if (explore_rng.uniform() < eps) a = static_cast<uint16_t>(explore_rng.below(kNumActions));
-      apply_actions(graph, actions, settings);
-      const StepResult res = env.step(settings);
-      tracker.update(res.snapshots);
-      observation(tracker, next_obs);
+      // Whether this interval ends with a gradient step: from the replay before its push
+      // when the learner overlaps the step (threads = 2), after it otherwise.
+      const bool overlap = worker != nullptr;
+      const bool learn_early =
+          overlap && replay.size() >= cfg.warmup_steps && (env_steps + 1) % cfg.train_every == 0;
+      if (learn_early) worker->run([this] { train_batch(); });
+      StepResult res;
+      double eps = 0.0;
+      try {
+        if (need_reset) begin_episode(env);
+        observation(tracker, obs);
+        eps = cfg.epsilon(env_steps);
+        greedy_fast(tracker, actions.data());
+        for (auto& a : actions)
+          if (explore_rng.uniform() < eps)
+            a = static_cast<uint16_t>(explore_rng.below(kNumActions));
+        apply_actions(graph, actions, settings);
+        res = env.step(settings);
+        tracker.update(res.snapshots);
+        observation(tracker, next_obs);
+      } catch (...) {
+        if (learn_early) worker->wait();  // never leave the learner running on our state
+        throw;
+      }
+      if (learn_early) worker->wait();
       double sum = 0.0, qsum = 0.0;
       for (int v = 0; v < n; ++v) {
         rewards[v] = static_cast<float>(reward.reward(tracker.utilisation(v), tracker.queue(v)));
@@ -315,7 +408,10 @@ struct DqnTrainer::Impl {
       }
       replay.push(obs, actions, rewards, next_obs);
       ++env_steps;
-      if (replay.size() >= cfg.warmup_steps && env_steps % cfg.train_every == 0) {
+      if (learn_early) {
+        refresh_fast();
+      } else if (!overlap && replay.size() >= cfg.warmup_steps &&
+                 env_steps % cfg.train_every == 0) {
         train_batch();
         refresh_fast();
       }
@@ -334,6 +430,165 @@ struct DqnTrainer::Impl {
     s.mean_reward_last_100 =
         recent.empty() ? 0.0 : std::accumulate(recent.begin(), recent.end(), 0.0) / recent.size();
     return s;
+  }
+
+  // What a checkpoint must match to be resumed by this trainer.
+  std::vector<uint64_t> fingerprint() const {
+    return {static_cast<uint64_t>(kCheckpointVersion),
+            static_cast<uint64_t>(cfg.kind),
+            static_cast<uint64_t>(n),
+            static_cast<uint64_t>(graph.num_edges()),
+            static_cast<uint64_t>(replay.capacity()),
+            static_cast<uint64_t>(kObsDim),
+            cfg.seed,
+            static_cast<uint64_t>(cfg.threads),
+            static_cast<uint64_t>(cfg.batch_graphs)};
+  }
+
+  void save_checkpoint(const std::string& path) {
+    if (!need_reset && env_steps > 0)
+      throw std::logic_error("a checkpoint is taken between episodes only");
+    torch::NoGradGuard ng;
+    torch::serialize::OutputArchive ar;
+    ar.write("fingerprint", u64_tensor(fingerprint()));
+    ar.write("counters",
+             u64_tensor({static_cast<uint64_t>(env_steps), static_cast<uint64_t>(gradient_steps),
+                         static_cast<uint64_t>(episodes), static_cast<uint64_t>(replay.size()),
+                         static_cast<uint64_t>(replay.head())}));
+    std::vector<uint64_t> rng;
+    for (const Rng* r : {&explore_rng, &sample_rng})
+      for (uint64_t w : r->state()) rng.push_back(w);
+    ar.write("rng", u64_tensor(rng));
+    ar.write("last_loss", torch::tensor({last_loss}, torch::kFloat64));
+    ar.write("recent",
+             torch::tensor(std::vector<double>(recent.begin(), recent.end()), torch::kFloat64));
+    const auto floats = [](std::span<float> v) {
+      return torch::from_blob(v.data(), {static_cast<int64_t>(v.size())}, torch::kFloat32);
+    };
+    ar.write("replay_obs", floats(replay.obs_storage()));
+    ar.write("replay_next_obs", floats(replay.next_obs_storage()));
+    ar.write("replay_rewards", floats(replay.rewards_storage()));
+    const auto acts = replay.actions_storage();
+    ar.write("replay_actions",
+             torch::from_blob(acts.data(), {static_cast<int64_t>(acts.size())}, torch::kInt16));
+    for (const auto& p : online().named_parameters()) ar.write("online." + p.key(), p.value());
+    for (const auto& p : target().named_parameters()) ar.write("target." + p.key(), p.value());
+    torch::serialize::OutputArchive opt;
+    optimizer->save(opt);
+    ar.write("optimizer", opt);
+    const std::string tmp = path + ".tmp";
+    try {
+      ar.save_to(tmp);
+    } catch (const c10::Error& e) {
+      throw std::runtime_error("cannot write checkpoint " + tmp + ": " +
+                               e.what_without_backtrace());
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+      throw std::runtime_error("cannot rename " + tmp + " to " + path);
+  }
+
+  void load_checkpoint(const std::string& path) {
+    const auto fail = [&](const std::string& why) { return std::runtime_error(path + ": " + why); };
+    torch::serialize::InputArchive ar;
+    try {
+      ar.load_from(path);
+    } catch (const c10::Error& e) {
+      throw fail(std::string("not a readable rocemu-train checkpoint (") +
+                 e.what_without_backtrace() + ")");
+    }
+    const auto read = [&](const std::string& key, torch::Tensor& t) {
+      if (!ar.try_read(key, t)) throw fail("not a rocemu-train checkpoint (no '" + key + "')");
+    };
+    const auto read_u64 = [&](const std::string& key, size_t count) {
+      torch::Tensor t;
+      read(key, t);
+      if (t.scalar_type() != torch::kInt64 || t.dim() != 1 ||
+          static_cast<size_t>(t.numel()) != count)
+        throw fail("corrupt checkpoint ('" + key + "' has the wrong shape)");
+      std::vector<uint64_t> v(count);
+      std::memcpy(v.data(), t.contiguous().data_ptr<int64_t>(), count * sizeof(uint64_t));
+      return v;
+    };
+    const auto want = fingerprint();
+    const auto got = read_u64("fingerprint", want.size());
+    static const char* kWhat[] = {
+        "layout version",   "model kind", "number of agents", "number of edges", "replay capacity",
+        "observation size", "seed",       "threads",          "batch_graphs"};
+    const auto value_name = [](size_t i, uint64_t v) {
+      if (i == 1)
+        return std::string(v == static_cast<uint64_t>(ModelKind::kGraphCc) ? "graphcc" : "acc");
+      return std::to_string(v);
+    };
+    for (size_t i = 0; i < want.size(); ++i)
+      if (got[i] != want[i])
+        throw fail("checkpoint of another run: its " + std::string(kWhat[i]) + " is " +
+                   value_name(i, got[i]) + ", this one's is " + value_name(i, want[i]));
+    const auto counters = read_u64("counters", 5);
+    const auto rng = read_u64("rng", 8);
+    // Read everything into temporaries first: a failure below leaves the trainer unchanged.
+    const auto storage = [&](const std::string& key, size_t count, torch::ScalarType type) {
+      torch::Tensor t;
+      read(key, t);
+      if (t.scalar_type() != type || static_cast<size_t>(t.numel()) != count)
+        throw fail("corrupt checkpoint ('" + key + "' has the wrong size)");
+      return t.contiguous();
+    };
+    const auto r_obs = storage("replay_obs", replay.obs_storage().size(), torch::kFloat32);
+    const auto r_next =
+        storage("replay_next_obs", replay.next_obs_storage().size(), torch::kFloat32);
+    const auto r_rew = storage("replay_rewards", replay.rewards_storage().size(), torch::kFloat32);
+    const auto r_act = storage("replay_actions", replay.actions_storage().size(), torch::kInt16);
+    torch::Tensor loss_t, recent_t;
+    read("last_loss", loss_t);
+    read("recent", recent_t);
+    std::vector<std::pair<torch::Tensor, torch::Tensor>> params;  // (destination, value)
+    for (const char* which : {"online.", "target."}) {
+      auto& net = std::string(which) == "online." ? online() : target();
+      for (auto& p : net.named_parameters()) {
+        torch::Tensor v;
+        read(which + p.key(), v);
+        if (!v.sizes().equals(p.value().sizes()) || v.scalar_type() != torch::kFloat32)
+          throw fail("corrupt checkpoint ('" + std::string(which) + p.key() +
+                     "' has the wrong shape)");
+        params.emplace_back(p.value(), v);
+      }
+    }
+    torch::serialize::InputArchive opt;
+    if (!ar.try_read("optimizer", opt)) throw fail("not a rocemu-train checkpoint (no optimiser)");
+    const int64_t size = static_cast<int64_t>(counters[3]),
+                  head = static_cast<int64_t>(counters[4]);
+    if (size > replay.capacity() || head >= replay.capacity())
+      throw fail("corrupt checkpoint (replay fill out of range)");
+    try {
+      optimizer->load(opt);
+    } catch (const c10::Error& e) {
+      throw fail(std::string("corrupt checkpoint (optimiser: ") + e.what_without_backtrace() + ")");
+    }
+    {
+      torch::NoGradGuard ng;
+      for (auto& [dst, v] : params) dst.copy_(v);
+    }
+    std::memcpy(replay.obs_storage().data(), r_obs.data_ptr<float>(),
+                r_obs.numel() * sizeof(float));
+    std::memcpy(replay.next_obs_storage().data(), r_next.data_ptr<float>(),
+                r_next.numel() * sizeof(float));
+    std::memcpy(replay.rewards_storage().data(), r_rew.data_ptr<float>(),
+                r_rew.numel() * sizeof(float));
+    std::memcpy(replay.actions_storage().data(), r_act.data_ptr<int16_t>(),
+                r_act.numel() * sizeof(int16_t));
+    if (!replay.set_fill(static_cast<int>(size), static_cast<int>(head)))
+      throw fail("corrupt checkpoint (replay fill out of range)");
+    env_steps = static_cast<int64_t>(counters[0]);
+    gradient_steps = static_cast<int64_t>(counters[1]);
+    episodes = static_cast<int64_t>(counters[2]);
+    explore_rng.set_state({rng[0], rng[1], rng[2], rng[3]});
+    sample_rng.set_state({rng[4], rng[5], rng[6], rng[7]});
+    last_loss = loss_t.item<double>();
+    recent.clear();
+    const auto rc = recent_t.to(torch::kFloat64).contiguous();
+    for (int64_t i = 0; i < rc.numel(); ++i) recent.push_back(rc.data_ptr<double>()[i]);
+    need_reset = true;
+    refresh_fast();
   }
 
   double evaluate(Environment& env, int steps, uint64_t seed) {
@@ -393,6 +648,7 @@ struct DqnTrainer::Impl {
   bool need_reset = true;
   int64_t env_steps = 0, gradient_steps = 0, episodes = 0;
   double last_loss = 0.0;
+  std::unique_ptr<Worker> worker;  // the learner thread of cfg.threads = 2
 };
 
 DqnTrainer::DqnTrainer(const PortGraph& graph, DqnConfig dqn, RewardConfig reward,
@@ -411,6 +667,10 @@ double DqnTrainer::train_batch() { return impl_->train_batch(); }
 void DqnTrainer::sync_target() { impl_->sync_target(); }
 Model DqnTrainer::export_model() const { return impl_->export_model(); }
 void DqnTrainer::import_model(const Model& model) { impl_->import_model(model); }
+void DqnTrainer::save_checkpoint(const std::string& path) const { impl_->save_checkpoint(path); }
+void DqnTrainer::load_checkpoint(const std::string& path) { impl_->load_checkpoint(path); }
+int64_t DqnTrainer::env_steps() const noexcept { return impl_->env_steps; }
+int64_t DqnTrainer::episodes() const noexcept { return impl_->episodes; }
 ReplayBuffer& DqnTrainer::replay() noexcept { return impl_->replay; }
 const PortGraph& DqnTrainer::graph() const noexcept { return impl_->graph; }
 

@@ -3,6 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
 
 #include "agent/dqn_trainer.h"
 #include "agent/queue_env.h"
@@ -83,6 +88,87 @@ TEST(DqnLearning, AccBaselineTrainsAndActsThroughTheSameLoop) {
   const double r = trainer.evaluate(env, 10, kEvalSeed);
   EXPECT_GT(r, 0.0);
   EXPECT_LE(r, 1.0);
+}
+
+// A checkpoint between episodes, loaded into a fresh trainer, continues exactly as the run
+// that wrote it: same weights after the remaining steps, for both loops and both models.
+TEST(DqnCheckpoint, ResumingGivesTheSameModelAsTrainingStraightThrough) {
+  const std::string path = testing::TempDir() + "dqn_checkpoint_test.ckpt";
+  for (const ModelKind kind : {ModelKind::kGraphCc, ModelKind::kAccPerPort}) {
+    for (const int threads : {1, 2}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads, kind " +
+                   std::to_string(static_cast<int>(kind)));
+      DqnConfig d = learning_config(kind);
+      d.batch_graphs = 4;
+      d.warmup_steps = 8;
+      d.threads = threads;
+      QueueEnvConfig ec;
+      ec.episode_steps = 20;
+      auto fresh = [&](QueueEnv& env) {
+        return std::make_unique<DqnTrainer>(PortGraph(env.topology()), d, RewardConfig{},
+                                            FeatureConfig{});
+      };
+      QueueEnv env_a(test::paper_clos(), ec);
+      auto straight = fresh(env_a);
+      straight->train(env_a, 60);
+
+      QueueEnv env_b(test::paper_clos(), ec);
+      auto first = fresh(env_b);
+      first->train(env_b, 40);  // two whole episodes
+      first->save_checkpoint(path);
+      QueueEnv env_c(test::paper_clos(), ec);
+      auto resumed = fresh(env_c);
+      resumed->load_checkpoint(path);
+      EXPECT_EQ(resumed->env_steps(), 40);
+      EXPECT_EQ(resumed->episodes(), 2);
+      EXPECT_TRUE(resumed->export_model() == first->export_model());
+      resumed->train(env_c, 20);
+      EXPECT_TRUE(resumed->export_model() == straight->export_model());
+
+      first->train(env_b, 5);  // inside an episode: no checkpoint
+      EXPECT_THROW(first->save_checkpoint(path), std::logic_error);
+    }
+  }
+  std::remove(path.c_str());
+}
+
+TEST(DqnCheckpoint, ABadCheckpointIsRefusedAndChangesNothing) {
+  const std::string dir = testing::TempDir();
+  QueueEnv env(test::paper_clos(), QueueEnvConfig{});
+  DqnConfig d = learning_config(ModelKind::kGraphCc);
+  d.batch_graphs = 4;
+  d.warmup_steps = 8;
+  DqnTrainer trainer(PortGraph(env.topology()), d, RewardConfig{}, FeatureConfig{});
+  trainer.train(env, 50);  // one episode of the default 50 steps
+  const Model before = trainer.export_model();
+  const std::string good = dir + "dqn_good.ckpt", bad = dir + "dqn_bad.ckpt";
+  trainer.save_checkpoint(good);
+  {
+    std::ifstream in(good, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(bad, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  }
+  DqnTrainer other(PortGraph(env.topology()), d, RewardConfig{}, FeatureConfig{});
+  const Model other_before = other.export_model();
+  EXPECT_THROW(other.load_checkpoint(bad), std::runtime_error);
+  EXPECT_THROW(other.load_checkpoint(dir + "no_such.ckpt"), std::runtime_error);
+  EXPECT_TRUE(other.export_model() == other_before);
+  EXPECT_EQ(other.env_steps(), 0);
+  DqnConfig acc = d;
+  acc.kind = ModelKind::kAccPerPort;
+  DqnTrainer wrong_kind(PortGraph(env.topology()), acc, RewardConfig{}, FeatureConfig{});
+  try {
+    wrong_kind.load_checkpoint(good);
+    ADD_FAILURE() << "a GraphCC checkpoint loaded into an ACC trainer";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("its model kind is graphcc, this one's is acc"),
+              std::string::npos)
+        << e.what();
+  }
+  other.load_checkpoint(good);
+  EXPECT_TRUE(other.export_model() == before);
+  std::remove(good.c_str());
+  std::remove(bad.c_str());
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # train_network_test.sh BUILD_ROOT SOURCE_ROOT — rocemu-train on the virtual-time network
 # (--env network --run FILE) as a user runs it: a short GraphCC training on a 6-host star
-# writes a model, rocemu-sim then runs that model in the loop on the same run file, and the
-# usage errors exit 2 with the reason. Seconds of CPU, no root.
+# writes a model, rocemu-sim then runs that model in the loop on the same run file; two
+# episodes on a small Clos are deterministic with the learner thread and through a
+# checkpoint and --resume; usage errors exit 2 and bad checkpoints 1 with the reason.
+# Seconds of CPU, no root.
 set -euo pipefail
 build="$1" src="$2"
 work="$(mktemp -d)"
@@ -23,6 +25,43 @@ echo "$sim"
 grep -Eq "agent: policy graphcc every 100 us: [0-9]+ intervals" <<<"$sim"
 grep -q "all finished: yes" <<<"$sim"
 grep -q "agent_policy,graphcc" "$work/out/metrics.csv"
+
+# Two short episodes on a small Clos (one leaf-spine link down), the learner on its own
+# thread: the same bytes twice; stopped after the first episode and resumed from its
+# checkpoint, the same bytes again; the model runs in rocemu-sim on that fabric.
+clos="$src/tests/wljob/agent_clos8.toml"
+small=(--config "$src/tests/wljob/train_small.toml" --env network --run "$clos" --eval-steps 0
+       --log-every 0 --threads 2)
+"$build/apps/rocemu-train" "${small[@]}" --steps 20 --model-out "$work/a.model" >/dev/null
+"$build/apps/rocemu-train" "${small[@]}" --steps 20 --model-out "$work/b.model" \
+  --curve "$work/b.csv" >/dev/null
+cmp "$work/a.model" "$work/b.model"
+"$build/apps/rocemu-train" "${small[@]}" --steps 10 --checkpoint "$work/c.ckpt" \
+  --curve "$work/c.csv" >/dev/null
+[[ "$(wc -l <"$work/c.csv")" -eq 2 ]]
+resumed="$("$build/apps/rocemu-train" "${small[@]}" --steps 20 --resume "$work/c.ckpt" \
+           --curve "$work/c.csv" --model-out "$work/c.model" 2>&1)"
+grep -q "resumed from $work/c.ckpt: 10 of 20 steps taken, 1 episodes" <<<"$resumed"
+cmp "$work/a.model" "$work/c.model"
+diff <(cut -d, -f1-6 "$work/b.csv") <(cut -d, -f1-6 "$work/c.csv")
+clos_sim="$("$build/apps/rocemu-sim" "$clos" --policy graphcc --agent-model "$work/a.model" \
+            --until-us 50000 --out "$work/clos" 2>&1)"
+grep -q "links down from the start: leaf1-spine0" <<<"$clos_sim"
+grep -q "all finished: yes" <<<"$clos_sim"
+expect_fail() {  # expect_fail WHAT -- COMMAND...: exit 1 and a line naming WHAT
+  local what="$1"; shift 2
+  local rc=0 msg
+  msg="$("$@" 2>&1)" || rc=$?
+  if [ "$rc" -ne 1 ] || ! grep -q -- "$what" <<<"$msg"; then
+    echo "FAIL: expected exit 1 mentioning '$what', got $rc: $msg" >&2; exit 1
+  fi
+}
+expect_fail "its seed is 1, this one's is 2" -- "$build/apps/rocemu-train" "${small[@]}" \
+  --steps 20 --seed 2 --resume "$work/c.ckpt"
+head -c 100000 "$work/c.ckpt" >"$work/cut.ckpt"
+expect_fail "not a readable rocemu-train checkpoint" -- "$build/apps/rocemu-train" "${small[@]}" \
+  --steps 20 --resume "$work/cut.ckpt"
+
 expect_usage() {  # expect_usage WHAT -- COMMAND...: exit 2 and a line naming WHAT
   local what="$1"; shift 2
   local rc=0 msg
@@ -37,5 +76,8 @@ expect_usage "needs a run file with \[workload\]" -- "$build/apps/rocemu-train" 
   --run "$src/configs/quickstart.toml"
 printf 'not a model' > "$work/bad.model"
 expect_usage "agent-model" -- "$build/apps/rocemu-sim" "$run" --policy graphcc --agent-model "$work/bad.model"
+expect_usage "exclude each other" -- "$build/apps/rocemu-train" "${small[@]}" --resume "$work/c.ckpt" \
+  --model-in "$work/a.model"
+expect_usage "expected 1 or 2" -- "$build/apps/rocemu-train" --threads 3
 expect_usage "must be one of static, graphcc" -- "$build/apps/rocemu-sim" "$run" --policy magic
 echo "train_network_test: OK"
