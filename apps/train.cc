@@ -8,6 +8,9 @@
 // control interval per step.
 // Exit codes: 0 ok, 1 runtime error (model file, I/O), 2 usage or configuration error.
 #include <algorithm>
+#include <sched.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -230,6 +233,14 @@ int main(int argc, char** argv) {
       eal.program = "rocemu-train";
       eal.user_args = {"--log-level", "lib.eal:error"};
       fabric::eal_start(eal);
+      // EAL pins this thread to lcore 0's core, and threads inherit it: the learner thread
+      // (--threads 2) would share that one core with the environment. Nothing here polls a
+      // port, so this process may run on every core.
+      cpu_set_t all;
+      CPU_ZERO(&all);
+      const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+      for (long c = 0; c < ncpu && c < CPU_SETSIZE; ++c) CPU_SET(static_cast<int>(c), &all);
+      sched_setaffinity(0, sizeof all, &all);
       auto n = std::make_unique<fabric::NetworkEnv>(*run, cfg.env.interval_ns);
       net_env = n.get();
       env_ptr = std::move(n);
