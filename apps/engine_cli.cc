@@ -53,6 +53,8 @@ EngineCli parse_engine_cli(EngineKind kind, int argc, char** argv) {
       if (need("--policy")) c.policy = value;
     } else if (a == "--agent-model") {
       if (need("--agent-model")) c.agent_model = value;
+    } else if (a == "--agent-profile") {
+      if (need("--agent-profile")) c.agent_profile = value;
     } else if (a == "--agent-interval-us") {
       int64_t v = 0;
       if (need("--agent-interval-us")) {
@@ -82,7 +84,8 @@ std::string engine_help(EngineKind kind, const std::string& p) {
   std::string s;
   if (sim) {
     s += "usage: " + p + " CONFIG.toml [--seed N] [--out DIR] [--log-level LEVEL] [--until-us N]\n"
-         "       [--policy static|graphcc|acc|alternate] [--agent-model FILE] [--agent-interval-us N]\n\n";
+         "       [--policy static|graphcc|acc|alternate] [--agent-model FILE] [--agent-profile FILE]\n"
+         "       [--agent-interval-us N]\n\n";
     s += "Runs the job of CONFIG.toml in deterministic virtual time: links serialise at their\n"
          "rate and add their delay; the same seed gives byte-identical result files.\n\n";
   } else {
@@ -106,6 +109,8 @@ std::string engine_help(EngineKind kind, const std::string& p) {
        "                       (docs/agent.md)\n"
        "  --agent-model FILE   the model of graphcc/acc (rocemu-train's output; refused with the\n"
        "                       reason if missing, corrupt or made for another topology)\n"
+       "  --agent-profile FILE the static policy's ECN profile (configs/ecn/*.toml; overrides\n"
+       "                       [agent] profile)\n"
        "  --agent-interval-us N  control interval (overrides [agent] interval_us; default 100)\n";
   if (!sim)
     s += "                       (real time: the agent runs on its own thread; switches publish\n"
@@ -167,7 +172,8 @@ std::optional<int> prepare_run(EngineKind kind, const char* program, int argc, c
     std::printf("links down from the start: %s\n", names.c_str());
   }
   try {
-    fabric::apply_agent_flags(cfg, cli.policy, cli.agent_model, cli.agent_interval_us);
+    fabric::apply_agent_flags(cfg, cli.policy, cli.agent_model, cli.agent_interval_us,
+                              cli.agent_profile);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "%s: %s", program, e.what());
     if (std::string(e.what()).back() != '\n') std::fputc('\n', stderr);

@@ -25,7 +25,7 @@ struct EngineCli {
   std::optional<std::string> ports;        // testbed
   std::optional<double> time_limit_s;      // testbed
   std::vector<std::string> eal_args;       // testbed: everything after `--`
-  std::string policy, agent_model;         // --policy, --agent-model ([agent] over the file's)
+  std::string policy, agent_model, agent_profile;         // --policy, --agent-model ([agent] over the file's)
   int64_t agent_interval_us = 0;           // --agent-interval-us (0: the file's / default)
   bool help = false;
   std::vector<std::string> errors;

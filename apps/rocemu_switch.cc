@@ -44,7 +44,7 @@ struct SwitchCli {
   double duration_s = 0;
   std::optional<uint32_t> idle_sleep_us;
   std::vector<std::string> eal_args;
-  std::string policy, agent_model;  // --policy, --agent-model
+  std::string policy, agent_model, agent_profile;  // --policy, --agent-model, --agent-profile
   int64_t agent_interval_us = 0;
   std::vector<std::string> errors;
 };
@@ -52,7 +52,8 @@ struct SwitchCli {
 const char* kHelp =
     "usage: rocemu-switch CONFIG.toml [--plan | --switch-links] [--out DIR] [--duration S]\n"
     "       [--ports af_packet|af_xdp|tap|pci] [--idle-sleep-us N] [--seed N] [--log-level LEVEL]\n"
-    "       [--policy P] [--agent-model FILE] [--agent-interval-us N] [-- EAL-ARGS...]\n\n"
+    "       [--policy P] [--agent-model FILE] [--agent-profile FILE] [--agent-interval-us N]\n"
+    "       [-- EAL-ARGS...]\n\n"
     "The switch process of the veth testbed (docs/testbed.md): every switch node of CONFIG's\n"
     "[topology] runs a SoftSwitch ([switch] parameters) on DPDK ports; every host node is\n"
     "external: another process (a perftest tool, a workload generator) in its own network\n"
@@ -83,6 +84,7 @@ const char* kHelp =
     "                       from live counters, on its own thread (static, graphcc, acc; test\n"
     "                       policies alternate, stall, throw); overrides [agent] (docs/agent.md)\n"
     "  --agent-model FILE   graphcc/acc model (refused with the reason if it does not load)\n"
+    "  --agent-profile FILE static policy: its ECN profile (configs/ecn/*.toml)\n"
     "  --agent-interval-us N  control interval (default [agent] interval_us or 100)\n"
     "  --log-level LEVEL    trace|debug|info|warn|error|critical|off\n"
     "                       (default $ROCEMU_LOG or info)\n"
@@ -147,6 +149,8 @@ SwitchCli parse(int argc, char** argv) {
       if (need("--policy")) c.policy = value;
     } else if (a == "--agent-model") {
       if (need("--agent-model")) c.agent_model = value;
+    } else if (a == "--agent-profile") {
+      if (need("--agent-profile")) c.agent_profile = value;
     } else if (a == "--agent-interval-us") {
       if (need("--agent-interval-us")) {
         uint64_t v = 0;
@@ -190,7 +194,8 @@ int main(int argc, char** argv) {
   std::vector<fabric::HostPlanRow> plan;
   try {
     cfg = fabric::load_run_config(cli.config_path);
-    fabric::apply_agent_flags(cfg, cli.policy, cli.agent_model, cli.agent_interval_us);
+    fabric::apply_agent_flags(cfg, cli.policy, cli.agent_model, cli.agent_interval_us,
+                              cli.agent_profile);
     plan = fabric::host_plan(cfg);
   } catch (const ConfigError& e) {
     std::string msg = e.what();

@@ -128,7 +128,7 @@ void read_agent(ConfigReader& g, const std::string& source, const Topology& t, A
 }  // namespace
 
 void apply_agent_flags(RunConfig& cfg, const std::string& policy, const std::string& model,
-                       int64_t interval_us) {
+                       int64_t interval_us, const std::string& profile) {
   ConfigErrors errors;
   AgentRunParams& a = cfg.agent;
   if (!policy.empty()) {
@@ -151,6 +151,16 @@ void apply_agent_flags(RunConfig& cfg, const std::string& policy, const std::str
     if (interval_us < 1 || interval_us > 60'000'000)
       errors.add("--agent-interval-us", std::to_string(interval_us), "must be in [1, 60000000]");
     a.interval_ns = interval_us * kNsPerUs;
+  }
+  if (!profile.empty()) {
+    if (a.policy != "static") {
+      errors.add("--agent-profile", profile, "only the static policy takes an ECN profile");
+    } else {
+      toml::table t;
+      t.insert("--agent-profile", profile);
+      ConfigReader r(t, "", errors);
+      a.profile = sw::read_ecn_profile(r, "--agent-profile");
+    }
   }
   if (errors.empty() && a.on() && !a.model) {
     if (const std::string why = load_agent_model(a, cfg.topology.topology); !why.empty())

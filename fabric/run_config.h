@@ -105,8 +105,9 @@ struct RunConfig {
 /// Puts the command line's agent flags (--policy, --agent-model, --agent-interval-us) over
 /// cfg.agent, with the checks of the [agent] table. Empty strings / 0 leave a value alone.
 /// Throws ConfigError naming the flag.
+/// `profile` (--agent-profile): the static policy's ECN profile file, as [agent] profile.
 void apply_agent_flags(RunConfig& cfg, const std::string& policy, const std::string& model,
-                       int64_t interval_us);
+                       int64_t interval_us, const std::string& profile = "");
 
 /// Reads and validates `path`. Throws ConfigError listing every problem (with lines), or
 /// naming the file if it cannot be read or parsed.

@@ -271,6 +271,31 @@ TEST(RunConfigAgent, CommandLineFlagsOverrideAndAreChecked) {
   EXPECT_FALSE(h.agent.on());
 }
 
+TEST(RunConfigAgent, AgentProfileFlagGivesTheStaticPolicyItsThresholds) {
+  const std::string learned = ROCEMU_SOURCE_ROOT "/configs/ecn/graphcc_learned.toml";
+  RunConfig c = parse_run_config(toml::parse(kTopo), "t.toml");
+  apply_agent_flags(c, "static", "", 0, learned);
+  ASSERT_TRUE(c.agent.profile);
+  EXPECT_DOUBLE_EQ(c.agent.profile->kmin_kb, 4);
+  EXPECT_DOUBLE_EQ(c.agent.profile->kmax_kb, 16);
+  EXPECT_DOUBLE_EQ(c.agent.profile->pmax, 0.01);
+  const auto message = [&](const std::string& policy, const std::string& profile) {
+    RunConfig r = parse_run_config(toml::parse(kTopo), "t.toml");
+    try {
+      apply_agent_flags(r, policy, "", 0, profile);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(message("graphcc", learned).find("only the static policy takes an ECN profile"),
+            std::string::npos);
+  EXPECT_NE(message("static", "/no/such/profile.toml").find("--agent-profile='/no/such"),
+            std::string::npos);
+  EXPECT_NE(message("static", ROCEMU_SOURCE_ROOT "/configs/quickstart.toml").find("no [ecn] table"),
+            std::string::npos);
+}
+
 // A QP plan larger than [nic] max_qps is refused at load time, not after minutes of set-up.
 TEST(RunConfig, AQpPlanBeyondMaxQpsIsRefusedAtLoadTime) {
   const std::string w =
