@@ -240,7 +240,8 @@ def load_grid(path):
     policies = []
     for i, t in enumerate(data["policy"]):
         p = ck.table(t, "policy", i, {"name": ("str", True), "policy": ("str", True),
-                                      "model": ("str", False), "train": ("strs", False)})
+                                      "model": ("str", False), "train": ("strs", False),
+                                      "args": ("strs", False)})
         if p["name"] and not NAME_RE.fullmatch(p["name"]):
             ck.bad("policy", i, "name", p["name"], "use letters, digits, '_', '-', '.' only")
         elif p["name"] in [x["name"] for x in policies]:
@@ -292,7 +293,7 @@ def load_grid(path):
                     cmd += ["--agent-model", model]
                 if until:
                     cmd += ["--until-us", str(until)]
-                cmd += (g["extra_args"] or []) + ["--out", d]
+                cmd += (p["args"] or []) + (g["extra_args"] or []) + ["--out", d]
                 cells.append(Cell(s["name"], p["name"], seed, cmd, d, train))
                 if train:
                     train.cells.append(cells[-1])

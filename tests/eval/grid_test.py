@@ -13,6 +13,7 @@ the key and line; Ctrl-C on a running cell: exit 130, the simulator stopped, no 
 """
 
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -187,6 +188,11 @@ name = "badtrain"
 policy = "graphcc"
 model = "models/never.model"
 train = ["sh", "-c", "echo cannot train {{scenario}}; exit 3"]
+
+[[policy]]
+name = "profiled"
+policy = "static"
+args = ["--agent-profile", "{os.path.join(root, 'configs', 'ecn', 'graphcc_learned.toml')}"]
 """)
     res = run(grid_py, "b.toml", "--jobs", "2")
     check(res.returncode == 1, "a failing cell gives exit 1", res)
@@ -196,6 +202,8 @@ train = ["sh", "-c", "echo cannot train {{scenario}}; exit 3"]
     check(all(os.path.isfile(os.path.join(d, "out_b", "cells", "clos8", p, "seed1",
                                           "done.json")) for p in ("static", "trained")),
           "the other cells finish (static; trained after its train step)", res)
+    with open(os.path.join(d, "out_b", "cells", "clos8", "profiled", "seed1", "done.json")) as f:
+        check("--agent-profile" in json.load(f)["command"], "a policy's args reach its cells")
     check(os.path.isfile(os.path.join(d, "models", "clos8.model"))
           and not os.path.exists(os.path.join(d, "models", "clos8.model.partial"))
           and not os.path.exists(os.path.join(d, "models", "never.model")),
