@@ -44,6 +44,9 @@ resumed="$("$build/apps/rocemu-train" "${small[@]}" --steps 20 --resume "$work/c
 grep -q "resumed from $work/c.ckpt: 10 of 20 steps taken, 1 episodes" <<<"$resumed"
 cmp "$work/a.model" "$work/c.model"
 diff <(cut -d, -f1-6 "$work/b.csv") <(cut -d, -f1-6 "$work/c.csv")
+/usr/bin/python3 "$src/scripts/plot_training.py" --curve "straight=$work/b.csv" \
+  --curve "resumed=$work/c.csv" --out "$work/curve.png" | grep -q "training curves written"
+[[ -s "$work/curve.png" ]]
 clos_sim="$("$build/apps/rocemu-sim" "$clos" --policy graphcc --agent-model "$work/a.model" \
             --until-us 50000 --out "$work/clos" 2>&1)"
 grep -q "links down from the start: leaf1-spine0" <<<"$clos_sim"
