@@ -51,36 +51,28 @@ clos_sim="$("$build/apps/rocemu-sim" "$clos" --policy graphcc --agent-model "$wo
             --until-us 50000 --out "$work/clos" 2>&1)"
 grep -q "links down from the start: leaf1-spine0" <<<"$clos_sim"
 grep -q "all finished: yes" <<<"$clos_sim"
-expect_fail() {  # expect_fail WHAT -- COMMAND...: exit 1 and a line naming WHAT
-  local what="$1"; shift 2
+expect_exit() {  # expect_exit CODE WHAT -- COMMAND...: exit CODE and a line naming WHAT
+  local code="$1" what="$2"; shift 3
   local rc=0 msg
   msg="$("$@" 2>&1)" || rc=$?
-  if [ "$rc" -ne 1 ] || ! grep -q -- "$what" <<<"$msg"; then
-    echo "FAIL: expected exit 1 mentioning '$what', got $rc: $msg" >&2; exit 1
+  if [ "$rc" -ne "$code" ] || ! grep -q -- "$what" <<<"$msg"; then
+    echo "FAIL: expected exit $code mentioning '$what', got $rc: $msg" >&2; exit 1
   fi
 }
-expect_fail "its seed is 1, this one's is 2" -- "$build/apps/rocemu-train" "${small[@]}" \
+expect_exit 1 "its seed is 1, this one's is 2" -- "$build/apps/rocemu-train" "${small[@]}" \
   --steps 20 --seed 2 --resume "$work/c.ckpt"
 head -c 100000 "$work/c.ckpt" >"$work/cut.ckpt"
-expect_fail "not a readable rocemu-train checkpoint" -- "$build/apps/rocemu-train" "${small[@]}" \
+expect_exit 1 "not a readable rocemu-train checkpoint" -- "$build/apps/rocemu-train" "${small[@]}" \
   --steps 20 --resume "$work/cut.ckpt"
 
-expect_usage() {  # expect_usage WHAT -- COMMAND...: exit 2 and a line naming WHAT
-  local what="$1"; shift 2
-  local rc=0 msg
-  msg="$("$@" 2>&1)" || rc=$?
-  if [ "$rc" -ne 2 ] || ! grep -q -- "$what" <<<"$msg"; then
-    echo "FAIL: expected exit 2 mentioning '$what', got $rc: $msg" >&2; exit 1
-  fi
-}
-expect_usage "needs --run" -- "$build/apps/rocemu-train" --env network
-expect_usage "expected queue or network" -- "$build/apps/rocemu-train" --env cloud --run "$run"
-expect_usage "needs a run file with \[workload\]" -- "$build/apps/rocemu-train" --env network \
+expect_exit 2 "needs --run" -- "$build/apps/rocemu-train" --env network
+expect_exit 2 "expected queue or network" -- "$build/apps/rocemu-train" --env cloud --run "$run"
+expect_exit 2 "needs a run file with \[workload\]" -- "$build/apps/rocemu-train" --env network \
   --run "$src/configs/quickstart.toml"
 printf 'not a model' > "$work/bad.model"
-expect_usage "agent-model" -- "$build/apps/rocemu-sim" "$run" --policy graphcc --agent-model "$work/bad.model"
-expect_usage "exclude each other" -- "$build/apps/rocemu-train" "${small[@]}" --resume "$work/c.ckpt" \
+expect_exit 2 "agent-model" -- "$build/apps/rocemu-sim" "$run" --policy graphcc --agent-model "$work/bad.model"
+expect_exit 2 "exclude each other" -- "$build/apps/rocemu-train" "${small[@]}" --resume "$work/c.ckpt" \
   --model-in "$work/a.model"
-expect_usage "expected 1 or 2" -- "$build/apps/rocemu-train" --threads 3
-expect_usage "must be one of static, graphcc" -- "$build/apps/rocemu-sim" "$run" --policy magic
+expect_exit 2 "expected 1 or 2" -- "$build/apps/rocemu-train" --threads 3
+expect_exit 2 "must be one of static, graphcc" -- "$build/apps/rocemu-sim" "$run" --policy magic
 echo "train_network_test: OK"
