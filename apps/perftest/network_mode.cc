@@ -253,18 +253,25 @@ void Session::run_size(uint32_t size, BwRow& last_row) {
     return;
   }
   // Bandwidth. perftest syncs before each size with -b and for SEND (the receiver's queue
-  // is full); half-duplex WRITE/READ clients run all sizes back to back.
-  if (o_.bidirectional || o_.verb == Verb::kSend) hand_shake(0, wait_ms());
+  // is full); half-duplex WRITE/READ clients run all sizes back to back. After a size with
+  // -a, ib_write_bw/ib_read_bw -b sync and then exchange reports (perftest >= 4.6; our
+  // version is 6.06), while ib_send_bw exchanges reports (-b) and then syncs, with or without
+  // -b (send_bw.c, RUN_ALL): each side must follow the peer's tool exactly, or they drift a
+  // handshake apart and the next size hangs.
+  const bool send = o_.verb == Verb::kSend;
+  if (o_.bidirectional || send) hand_shake(0, wait_ms());
   if (o_.bidirectional) {
     run_bw_requester();
     if (t_.failed) return report_bw(size, {});
-    if (o_.all_sizes) hand_shake(0, wait_ms());  // perftest >= 4.6 (our version is 6.06)
+    if (o_.all_sizes && !send) hand_shake(0, wait_ms());
     const BwRow mine = bw_summary(t_, o_);
     const auto msg = bw_report_message(mine, o_.report_gbits);
     uint8_t theirs[kBwReportFields * kBwReportFieldBytes];
     exchange_report(msg.data(), theirs, wait_ms());
     last_row = sum_rows(mine, bw_row_from_report(theirs, o_.report_gbits));
-    return report_bw(size, last_row);
+    report_bw(size, last_row);
+    if (o_.all_sizes && send) hand_shake(0, wait_ms());
+    return;
   }
   if (client_) {
     run_bw_requester();
@@ -273,6 +280,7 @@ void Session::run_size(uint32_t size, BwRow& last_row) {
   }
   last_row = t_.failed ? BwRow{} : bw_summary(t_, o_);
   report_bw(size, last_row);
+  if (o_.all_sizes && send && !t_.failed) hand_shake(0, wait_ms());
 }
 
 void Session::close() {

@@ -16,6 +16,7 @@
 #include "apps/perftest/network_mode.h"
 #include "apps/perftest/perftest_options.h"
 #include "apps/perftest/perftest_report.h"
+#include "common/log.h"
 
 using namespace rocemu;
 using namespace rocemu::perftest;
@@ -186,6 +187,9 @@ int main(int argc, char** argv) {
     std::fprintf(p.exit_code == 0 ? stdout : stderr, "%s", p.message.c_str());
     return p.exit_code;
   }
+  // rocemu's own log lines (EAL set-up, warnings) go to stderr, never into perftest's table
+  // on stdout; level from $ROCEMU_LOG, else info.
+  setup_logging("");
   std::signal(SIGINT, [](int) { g_interrupted.store(true); });
   return p.opt.loopback ? run_loopback(p.opt) : run_over_network(p.opt);
 }

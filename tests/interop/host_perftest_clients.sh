@@ -7,7 +7,8 @@
 # by check_perftest_output.py. -u 18 (ACK timeout 1.07 s): with the default 67 ms the TCG
 # guest, slow to take 128 messages in flight, makes rocemu time out and resend its whole
 # window again and again until the retry count runs out (docs/interop.md "Known problems").
-# Last rocemu_write_lat against the guest's ib_write_lat.
+# Then rocemu_write_lat against the guest's ib_write_lat, last rocemu_send_bw -a against
+# ib_send_bw -a (perftest's handshake before and after every size).
 set -euo pipefail
 dir="$1" check="$2"
 for extra in "" "-b"; do
@@ -19,3 +20,7 @@ for extra in "" "-b"; do
 done
 /usr/bin/python3 "$check" lat "$dir/rocemu_write_lat" -d "$ROCEMU_IFACE" \
   --roce_ip "$ROCEMU_ENDPOINT_IP" -s 64 -n 100 --connect_timeout 100 "$ROCEMU_GUEST_IP"
+# rocemu_send_bw -a against ib_send_bw -a: 23 rows, 2 B to 8 MiB, each of 5 messages.
+/usr/bin/python3 "$check" bw-gbits-all "$dir/rocemu_send_bw" -d "$ROCEMU_IFACE" \
+  --roce_ip "$ROCEMU_ENDPOINT_IP" -a -n 5 --report_gbits --connect_timeout 100 -u 18 \
+  "$ROCEMU_GUEST_IP"

@@ -7,7 +7,7 @@
 # bridge). Each tool's table (SEND: what it received; WRITE/READ: the client's report, as
 # perftest's server prints it) is checked by check_perftest_output.py. Last rocemu_write_lat
 # -d serves the guest's ib_write_lat (TCP 18519; a rocemu latency server prints no table:
-# its exit status is the check).
+# its exit status is the check); last rocemu_send_bw -a serves ib_send_bw -a (TCP 18520).
 set -euo pipefail
 interop="$1" dir="$2" check="$3"
 "$interop" perftest-server --iters 2 --timeout-s 150
@@ -23,3 +23,6 @@ for verb in send write read; do
 done
 "$dir/rocemu_write_lat" -d "$ROCEMU_IFACE" --roce_ip "$ROCEMU_ENDPOINT_IP" -p 18519 -s 64 -n 100 \
   --server_wait 60
+# ib_send_bw -a: 23 sizes with perftest's handshake before and after each.
+/usr/bin/python3 "$check" bw-gbits-all-nopeak "$dir/rocemu_send_bw" -d "$ROCEMU_IFACE" \
+  --roce_ip "$ROCEMU_ENDPOINT_IP" -p 18520 -a -n 5 --report_gbits --server_wait 60
