@@ -45,6 +45,7 @@ class Session {
   TestState t_;
   bool lat_serving_ = false;  // latency server: answer pings while waiting on the channel
   bool count_rx_ = false;     // SEND receiver: record receive completions in t_
+  TimeNs prev_poll_ns_ = 0;   // SEND receiver: the poll before this one
 
   int wait_ms() const {
     return client_ ? kSetupTimeoutMs * 2 + static_cast<int>(o_.duration_s) * 2000
@@ -107,12 +108,16 @@ TimeNs Session::service() {
     int got = 0;
     repost_receives(st_->side, t_, got);
     if (count_rx_ && got > 0) {
-      if (t_.first_post_ns == kNever) t_.first_post_ns = now;
+      // The first message arrived after the previous poll: start there, so a size whose
+      // messages all land in one poll (a few small ones) still gets a duration, as
+      // perftest's cycle-counter timestamps always do (else its row read 0.00 / 0.000000).
+      if (t_.first_post_ns == kNever) t_.first_post_ns = prev_poll_ns_ > 0 ? prev_poll_ns_ : now;
       t_.messages += static_cast<uint64_t>(got);
       for (int i = 0; i < got && t_.completion_ns.size() < t_.completion_ns.capacity(); ++i)
         t_.completion_ns.push_back(now);
       t_.last_completion_ns = t_.last_progress_ns = now;
     }
+    prev_poll_ns_ = now;
   }
   return now;
 }
