@@ -76,6 +76,10 @@ FlowSizeCdf FlowSizeCdf::parse(std::string_view text, const std::string& source)
       fail(source, line_no, "CDF percent '" + std::string(toks[1]) + "' is not a number");
     }
     if (size < 0) fail(source, line_no, "flow size " + std::string(toks[0]) + " is negative");
+    if (size > static_cast<double>(kMaxFlowBytes))
+      fail(source, line_no,
+           "flow size " + std::string(toks[0]) +
+               " exceeds 2147483648 bytes (2^31, the largest RDMA message; each flow is one)");
     if (pct < 0 || pct > 100 + kPercentTolerance) {
       fail(source, line_no, "CDF percent " + std::string(toks[1]) + " is outside [0, 100]");
     }

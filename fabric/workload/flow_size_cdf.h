@@ -17,6 +17,12 @@
 
 namespace rocemu::workload {
 
+/// The largest flow a workload may have: one RDMA message, at most 2^31 bytes (IBTA's
+/// maximum message size). Every host registers a source and a sink region of the largest
+/// flow, so this also bounds the run's memory (2 x 2 GiB); larger CDF sizes or incasts are
+/// refused when the workload is loaded.
+inline constexpr uint64_t kMaxFlowBytes = uint64_t{1} << 31;
+
 class FlowSizeCdf {
  public:
   struct Knot {

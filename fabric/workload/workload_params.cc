@@ -5,12 +5,13 @@
 #include <cstdio>
 #include <limits>
 
+#include "fabric/workload/flow_size_cdf.h"
+
 namespace rocemu::workload {
 
 namespace {
 
 constexpr int64_t kMaxTimeUs = int64_t{1} << 40;  // ~12.7 days, far below TimeNs overflow
-constexpr int64_t kMaxFlowBytes = int64_t{1} << 40;
 
 // A key that belongs to the other incast mode: reported once with the reason (and read, so
 // that finish() does not report it again as unknown).
@@ -23,7 +24,8 @@ void reject(ConfigReader& r, std::string_view key, const std::string& reason) {
 IncastParams parse_incast(ConfigReader& r) {
   IncastParams ip;
   ip.senders = static_cast<uint32_t>(r.required_integer("senders", 1, 65535));
-  ip.size_bytes = static_cast<uint64_t>(r.required_integer("size_bytes", 1, kMaxFlowBytes));
+  ip.size_bytes = static_cast<uint64_t>(
+      r.required_integer("size_bytes", 1, static_cast<int64_t>(kMaxFlowBytes)));
   const std::string mode = r.string("mode", "periodic", {"periodic", "poisson"});
   ip.mode = mode == "poisson" ? IncastMode::kPoisson : IncastMode::kPeriodic;
   ip.receiver = r.integer("receiver", -1, -1, 1'000'000);

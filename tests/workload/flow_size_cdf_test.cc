@@ -130,6 +130,12 @@ TEST(FlowSizeCdf, MalformedCdfIsReportedWithFileAndLine) {
   EXPECT_THAT(error_of("-5 0\n100 100\n"), StartsWith("bad.txt:1: flow size -5 is negative"));
   EXPECT_THAT(error_of("# nothing\n\n"), StartsWith("bad.txt:2: no knots"));
   EXPECT_THAT(error_of("0 0\n0 100\n"), StartsWith("bad.txt:2: largest flow size must be > 0"));
+  // Sizes that would allocate all memory or overflow the sampler are refused at load.
+  EXPECT_THAT(error_of("0 0\n1e10 100\n"),
+              StartsWith("bad.txt:2: flow size 1e10 exceeds 2147483648"));
+  EXPECT_THAT(error_of("0 0\n1e20 100\n"), StartsWith("bad.txt:2: flow size 1e20 exceeds"));
+  EXPECT_NO_THROW(FlowSizeCdf::parse("0 0\n2147483648 100\n", "ok.txt"))
+      << "2^31 itself is allowed";
 }
 
 TEST(FlowSizeCdf, MissingFileNamesThePath) {

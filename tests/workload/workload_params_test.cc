@@ -108,6 +108,17 @@ rate_hz = 5
                           "workload.typo=1: unknown key (line 5)"));
 }
 
+TEST(WorkloadParams, AnIncastLargerThanOneRdmaMessageIsRefused) {
+  const auto r = parse(
+      "[workload]\nload = 0\nduration_us = 10\n[workload.incast]\nsenders = 2\n"
+      "size_bytes = 1099511627776\nperiod_us = 100\n");
+  EXPECT_THAT(r.problems, ElementsAre("workload.incast.size_bytes=1099511627776: out of range "
+                                      "[1, 2147483648] (line 6)"));
+  EXPECT_TRUE(parse("[workload]\nload = 0\nduration_us = 10\n[workload.incast]\nsenders = 2\n"
+                    "size_bytes = 2147483648\nperiod_us = 100\n")
+                  .problems.empty());
+}
+
 TEST(WorkloadParams, CdfFileIsRequiredOnlyWithBackgroundLoad) {
   auto r = parse("[workload]\nload = 0.3\nduration_us = 10\n");
   EXPECT_THAT(r.problems, ElementsAre("workload.cdf_file: required key is missing (line 1)"));
