@@ -54,10 +54,52 @@ inline const wire::PfcFrame* parse_pfc_frame(const uint8_t* data, uint32_t len) 
   return pfc;
 }
 
+/// PFC watchdog (as commodity switches run it, e.g. SONiC's): a priority whose queue has had
+/// packets waiting while paused, without a break, for `detection_ns` is in a *storm*; its
+/// pauses are then ignored for `restore_ns` (the queue forwards; PFC frames received meanwhile
+/// are counted and ignored), after which pauses are obeyed again and detection restarts.
+/// detection_ns = 0: off (every pause is obeyed for as long as it lasts).
+struct PfcWatchdog {
+  TimeNs detection_ns = 0;
+  TimeNs restore_ns = 0;
+  bool on() const noexcept { return detection_ns > 0; }
+};
+
 /// Receive side of PFC on one port: which priorities of the port's egress are paused, until
-/// when, and for how long in total. One instance per port; single-threaded.
+/// when, and for how long in total, and the port's PFC watchdog. One instance per port;
+/// single-threaded.
 class PfcPauseState {
  public:
+  void set_watchdog(const PfcWatchdog& w) noexcept { wd_ = w; }
+  const PfcWatchdog& watchdog() const noexcept { return wd_; }
+
+  /// The watchdog's look at `now`, before the port picks a queue: `waiting` has bit i set if
+  /// priority i has packets queued. Starts a storm on each priority paused with packets for
+  /// detection_ns; returns the priorities whose storm began now. No-op when off.
+  uint8_t watch(uint8_t waiting, TimeNs now) noexcept {
+    if (!wd_.on()) return 0;
+    uint8_t began = 0;
+    for (int i = 0; i < kNumPriorities; ++i) {
+      if (!((waiting >> i) & 1) || !paused(i, now)) {
+        blocked_since_[i] = kNever;
+        continue;
+      }
+      if (blocked_since_[i] == kNever) blocked_since_[i] = now;
+      if (now - blocked_since_[i] < wd_.detection_ns) continue;
+      close_interval(i, now);
+      until_[i] = now;  // the pause in force is dropped, later ones ignored until restored
+      storm_until_[i] = now + wd_.restore_ns;
+      blocked_since_[i] = kNever;
+      ++storms_[i];
+      began = static_cast<uint8_t>(began | (1u << i));
+    }
+    return began;
+  }
+  /// True while priority `prio`'s pauses are ignored (a storm's restore time).
+  bool in_storm(int prio, TimeNs now) const noexcept { return now < storm_until_[prio]; }
+  /// Storms detected on `prio`.
+  uint64_t storms(int prio) const noexcept { return storms_[prio]; }
+
   /// Applies a received PFC frame at `now` on a port of `rate_bps`. Each enabled priority is
   /// paused for its quanta from `now` (replacing any earlier pause) or resumed if quanta 0.
   void on_frame(const wire::PfcFrame& f, uint64_t rate_bps, TimeNs now) noexcept {
@@ -65,10 +107,11 @@ class PfcPauseState {
     for (int i = 0; i < kNumPriorities; ++i) {
       if (!((cev >> i) & 1)) continue;
       const uint16_t q = f.quanta(i);
+      if (q > 0) ++pauses_received_[i];
+      if (in_storm(i, now)) continue;  // the watchdog ignores this priority's pauses
       close_interval(i, now);
       until_[i] = now + pfc_quanta_ns(q, rate_bps);
       start_[i] = now;
-      if (q > 0) ++pauses_received_[i];
     }
   }
   /// True if priority `prio` may not transmit at `now`.
@@ -82,11 +125,16 @@ class PfcPauseState {
   }
   /// Time the pause of `prio` ends (<= now when not paused).
   TimeNs pause_end(int prio) const noexcept { return until_[prio]; }
-  /// Earliest pause end after `now` over the priorities in `mask`; kNever if none paused.
+  /// Earliest pause end after `now` over the priorities in `mask`, or the watchdog's
+  /// detection instant of one of them if sooner; kNever if none paused.
   TimeNs next_expiry(uint8_t mask, TimeNs now) const noexcept {
     TimeNs t = kNever;
-    for (int i = 0; i < kNumPriorities; ++i)
-      if ((mask >> i & 1) && until_[i] > now) t = std::min(t, until_[i]);
+    for (int i = 0; i < kNumPriorities; ++i) {
+      if (!(mask >> i & 1) || until_[i] <= now) continue;
+      t = std::min(t, until_[i]);
+      if (wd_.on() && blocked_since_[i] != kNever)
+        t = std::min(t, std::max(now, blocked_since_[i] + wd_.detection_ns));
+    }
     return t;
   }
   /// Total time `prio` has been paused up to `now`.
@@ -106,6 +154,15 @@ class PfcPauseState {
   std::array<TimeNs, kNumPriorities> start_{};
   std::array<uint64_t, kNumPriorities> acc_ns_{};
   std::array<uint64_t, kNumPriorities> pauses_received_{};
+  PfcWatchdog wd_;
+  std::array<TimeNs, kNumPriorities> blocked_since_ = filled(kNever);
+  std::array<TimeNs, kNumPriorities> storm_until_{};
+  std::array<uint64_t, kNumPriorities> storms_{};
+  static constexpr std::array<TimeNs, kNumPriorities> filled(TimeNs v) noexcept {
+    std::array<TimeNs, kNumPriorities> a{};
+    a.fill(v);
+    return a;
+  }
 };
 
 }  // namespace rocemu

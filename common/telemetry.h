@@ -53,6 +53,7 @@ struct PortCounters {
   std::array<uint64_t, kNumPriorities> pfc_pauses_sent{};   // PAUSE frames this port sent
   std::array<uint64_t, kNumPriorities> pfc_pauses_received{};
   std::array<uint64_t, kNumPriorities> paused_ns{};         // time this port's egress queue was paused
+  std::array<uint64_t, kNumPriorities> pfc_storms{};        // PFC watchdog: storms detected
 
   uint64_t total_queue_bytes() const noexcept {
     uint64_t s = 0;

@@ -71,6 +71,7 @@ SoftSwitch::SoftSwitch(const SwitchParams& params, const Topology& topo, uint32_
     p.mac = tp.mac;
     p.peer_mac = topo.node(tp.peer.node).ports.at(tp.peer.port).mac;
     p.pause_ns = pfc_quanta_ns(params.pause_quanta, p.rate_bps);
+    p.pause.set_watchdog(params.pfc_watchdog);
     const EcnSetting s = params.ecn_for_port(i, p.rate_bps);
     if (auto why = s.validate(); !why.empty())
       problems += " port " + std::to_string(i) + ": " + why + ";";

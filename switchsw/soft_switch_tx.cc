@@ -69,6 +69,8 @@ int SoftSwitch::pick_data_queue(PortState& p, uint8_t eligible) noexcept {
 
 rte_mbuf* SoftSwitch::dequeue(uint16_t port, TimeNs now) noexcept {
   PortState& p = ports_[port];
+  if (p.nonempty && p.pause.watch(p.nonempty, now)) [[unlikely]]
+    deadline_dirty_ = true;  // a storm began: the queue forwards from now on
   const uint8_t eligible = static_cast<uint8_t>(p.nonempty & ~p.pause.paused_mask(now));
   if (eligible == 0) return nullptr;
   int prio = -1;
@@ -183,6 +185,7 @@ void SoftSwitch::fill_snapshot(TimeNs now, uint64_t* rate_bps, EcnSetting* ecn,
       c.queue_bytes[q] = mmu_.egress_bytes(i, q);
       c.pfc_pauses_received[q] = p.pause.pauses_received(q);
       c.paused_ns[q] = p.pause.paused_ns(q, now);
+      c.pfc_storms[q] = p.pause.storms(q);
     }
   }
 }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/config.h"
+#include "common/pfc_state.h"
 #include "common/telemetry.h"
 
 namespace rocemu::sw {
@@ -56,6 +57,7 @@ struct SwitchParams {
   uint32_t resume_offset_bytes = 3 * 1024;   // XON hysteresis
   bool pfc = true;
   uint16_t pause_quanta = 0xffff;      // XOFF pause time; refreshed at half of it
+  PfcWatchdog pfc_watchdog;            // [switch.pfc_watchdog]; off by default
   int default_priority = 0;            // DSCPs no class names
   int cnp_priority = 6;                // RoCEv2 CNPs (BTH opcode 0x81), whatever their DSCP
   bool acks_to_control = false;        // RC ACK/NAK (opcode 0x11) also to cnp_priority

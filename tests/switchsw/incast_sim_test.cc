@@ -115,6 +115,24 @@ TEST(IncastSim, WithPfcNothingIsDroppedPausesPropagateUpstreamAndAllIsDelivered)
   EXPECT_EQ(net.sw_a->mmu().total_used_bytes(), 0u);
 }
 
+// The watchdog at its defaults (200 ms / 200 ms) never mistakes a 16:1 incast's PFC for a
+// storm: the same pauses, the same delivery, no storm on any port of either switch.
+TEST(IncastSim, NormalPfcNeverTripsTheWatchdog) {
+  SwitchParams p = small_buffer(true);
+  p.pfc_watchdog = PfcWatchdog{200 * kNsPerMs, 200 * kNsPerMs};
+  Incast net(p);
+  net.sim->run_until(100 * kNsPerMs);
+  EXPECT_EQ(net.rx().rx_packets, kSenders * kPacketsPerSender);
+  EXPECT_EQ(net.sw_a->total_drops() + net.sw_b->total_drops(), 0u);
+  for (const SoftSwitch* sw : {net.sw_a.get(), net.sw_b.get()}) {
+    const auto snap = sw->snapshot(net.sim->now());
+    for (const auto& port : snap.ports)
+      for (uint64_t s : port.pfc_storms) EXPECT_EQ(s, 0u);
+  }
+  const auto sa = net.sw_a->snapshot(net.sim->now());
+  EXPECT_GT(sa.ports[net.a_port_to_b].pfc_pauses_received[3], 0u) << "PFC did act";
+}
+
 TEST(IncastSim, WithoutPfcTheLossyClassDropsAndCountsIt) {
   Incast net(small_buffer(false));
   net.sim->run_until(100 * kNsPerMs);

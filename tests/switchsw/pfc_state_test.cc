@@ -64,5 +64,56 @@ TEST(PfcPauseState, XonEndsThePauseAndPausedTimeCountsOnlyThePausedPart) {
   EXPECT_EQ(st.pauses_received(3), 1u);  // XON is not a pause
 }
 
+// The watchdog against its rule: a priority paused with packets waiting for detection_ns
+// without a break starts a storm; pauses are ignored for restore_ns; then obeyed again.
+TEST(PfcWatchdog, DetectsAfterTheDetectionTimeIgnoresPausesForTheRestoreTime) {
+  uint8_t buf[kPfcFrameBytes];
+  const uint8_t mac[6] = {};
+  std::array<uint16_t, kNumPriorities> q{};
+  q[3] = 0xffff;  // 3.36 ms at 10 Gbps
+  write_pfc_frame(buf, mac, 1u << 3, q);
+  const auto& f = *parse_pfc_frame(buf, sizeof buf);
+  const uint64_t rate = 10 * kBpsPerGbps;
+  PfcPauseState st;
+  EXPECT_EQ(st.watch(1u << 3, 0), 0u) << "off by default";
+  st.set_watchdog(PfcWatchdog{1'000'000, 2'000'000});
+  st.on_frame(f, rate, 0);
+  // Paused but nothing waiting: no detection, however long.
+  EXPECT_EQ(st.watch(0, 500'000), 0u);
+  EXPECT_EQ(st.watch(0, 2'000'000), 0u);
+  // Packets from 2.1 ms on (the pause refreshed at 2 ms): detection at 3.1 ms exactly.
+  st.on_frame(f, rate, 2'000'000);
+  EXPECT_EQ(st.watch(1u << 3, 2'100'000), 0u);
+  EXPECT_EQ(st.next_expiry(1u << 3, 2'100'000), 3'100'000) << "the detection instant";
+  EXPECT_EQ(st.watch(1u << 3, 3'099'999), 0u);
+  EXPECT_TRUE(st.paused(3, 3'099'999));
+  EXPECT_EQ(st.watch(1u << 3, 3'100'000), 1u << 3);
+  EXPECT_FALSE(st.paused(3, 3'100'000));
+  EXPECT_TRUE(st.in_storm(3, 3'100'000));
+  EXPECT_EQ(st.storms(3), 1u);
+  // XOFFs during the restore time are counted but ignored.
+  const uint64_t before = st.pauses_received(3);
+  st.on_frame(f, rate, 4'000'000);
+  EXPECT_EQ(st.pauses_received(3), before + 1);
+  EXPECT_FALSE(st.paused(3, 4'000'000));
+  EXPECT_EQ(st.watch(1u << 3, 4'000'000), 0u);
+  // After 5.1 ms pauses are obeyed again and detection starts over.
+  EXPECT_FALSE(st.in_storm(3, 5'100'000));
+  st.on_frame(f, rate, 5'200'000);
+  EXPECT_TRUE(st.paused(3, 5'200'000));
+  EXPECT_EQ(st.watch(1u << 3, 5'200'000), 0u);
+  EXPECT_EQ(st.watch(1u << 3, 6'200'000), 1u << 3);
+  EXPECT_EQ(st.storms(3), 2u);
+  // A gap (queue empty) restarts the detection time.
+  PfcPauseState g;
+  g.set_watchdog(PfcWatchdog{1'000'000, 2'000'000});
+  g.on_frame(f, rate, 0);
+  EXPECT_EQ(g.watch(1u << 3, 0), 0u);
+  EXPECT_EQ(g.watch(0, 900'000), 0u);
+  EXPECT_EQ(g.watch(1u << 3, 1'000'000), 0u);
+  EXPECT_EQ(g.watch(1u << 3, 1'999'999), 0u);
+  EXPECT_EQ(g.watch(1u << 3, 2'000'000), 1u << 3);
+}
+
 }  // namespace
 }  // namespace rocemu

@@ -32,6 +32,26 @@ TEST(SwitchParams, DefaultFileGivesLosslessRdmaAndStrictControl) {
   EXPECT_EQ(p.ecn_for_port(0, 100 * kBpsPerGbps), (EcnSetting{5 * 1024, 200 * 1024, 0.01}));
 }
 
+TEST(SwitchParams, PfcWatchdogTable) {
+  ConfigErrors errs;
+  EXPECT_FALSE(parse("[switch]\n", errs).pfc_watchdog.on()) << "off without the table";
+  const SwitchParams d = parse("[switch.pfc_watchdog]\n", errs);
+  EXPECT_EQ(d.pfc_watchdog.detection_ns, 200 * kNsPerMs);
+  EXPECT_EQ(d.pfc_watchdog.restore_ns, 200 * kNsPerMs);
+  const SwitchParams p =
+      parse("[switch.pfc_watchdog]\ndetection_ms = 1.5\nrestore_ms = 10\n", errs);
+  EXPECT_EQ(p.pfc_watchdog.detection_ns, 1'500'000);
+  EXPECT_EQ(p.pfc_watchdog.restore_ns, 10 * kNsPerMs);
+  EXPECT_FALSE(parse("[switch.pfc_watchdog]\nenabled = false\n", errs).pfc_watchdog.on());
+  ASSERT_TRUE(errs.empty()) << errs.format("t");
+  ConfigErrors bad;
+  parse("[switch.pfc_watchdog]\ndetection_ms = 0\naction = \"drop\"\ntypo = 1\n", bad);
+  const std::string all = bad.format("t");
+  EXPECT_NE(all.find("switch.pfc_watchdog.detection_ms=0"), std::string::npos) << all;
+  EXPECT_NE(all.find("switch.pfc_watchdog.action=drop"), std::string::npos) << all;
+  EXPECT_NE(all.find("switch.pfc_watchdog.typo"), std::string::npos) << all;
+}
+
 TEST(SwitchParams, PfcOffMakesEveryClassLossy) {
   ConfigErrors errs;
   const SwitchParams p = parse("[switch]\npfc = false\n", errs);

@@ -35,6 +35,15 @@ class TestHost final : public Node {
     flows_.push_back(Flow{dst_ip, packets, frame_bytes, sport, start_ns, dscp, prio, 0});
   }
 
+  /// A PFC storm: XOFF frames (quanta 0xffff) for `prio` every `period_ns` in [start, end),
+  /// as a host with a stuck receive path sends them.
+  void add_pfc_storm(int prio, TimeNs start_ns, TimeNs end_ns, TimeNs period_ns) {
+    storm_prio_ = prio;
+    storm_next_ns_ = start_ns;
+    storm_end_ns_ = end_ns;
+    storm_period_ns_ = period_ns;
+  }
+
   uint16_t num_ports() const noexcept override { return 1; }
 
   void rx(uint16_t, rte_mbuf* const* pkts, uint16_t n, TimeNs now) noexcept override {
@@ -65,6 +74,17 @@ class TestHost final : public Node {
 
   rte_mbuf* tx(uint16_t, TimeNs now) noexcept override {
     last_now_ = now;
+    if (storm_next_ns_ < storm_end_ns_ && now >= storm_next_ns_) {
+      rte_mbuf* m = rte_pktmbuf_alloc(pool_);
+      if (!m) return nullptr;
+      auto* d = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, kPfcFrameBytes));
+      std::array<uint16_t, kNumPriorities> quanta{};
+      quanta[storm_prio_] = 0xffff;
+      write_pfc_frame(d, mac_.data(), static_cast<uint16_t>(1u << storm_prio_), quanta);
+      storm_next_ns_ += storm_period_ns_;
+      ++pfc_frames_sent;
+      return m;
+    }
     for (size_t k = 0; k < flows_.size(); ++k) {
       Flow& f = flows_[(rr_ + k) % flows_.size()];
       if (f.sent == f.packets || now < f.start_ns || pause_.paused(f.prio, now)) continue;
@@ -88,7 +108,7 @@ class TestHost final : public Node {
   }
 
   TimeNs next_deadline() const noexcept override {
-    TimeNs t = kNever;
+    TimeNs t = storm_next_ns_ < storm_end_ns_ ? storm_next_ns_ : kNever;
     for (const Flow& f : flows_) {
       if (f.sent == f.packets) continue;
       if (f.start_ns > last_now_) t = std::min(t, f.start_ns);
@@ -109,6 +129,7 @@ class TestHost final : public Node {
   uint64_t rx_out_of_order = 0;
   uint64_t rx_bad = 0;
   uint64_t pfc_frames_received = 0;
+  uint64_t pfc_frames_sent = 0;
   TimeNs last_rx_ns = 0;
 
  private:
@@ -131,6 +152,8 @@ class TestHost final : public Node {
   size_t rr_ = 0;
   PfcPauseState pause_;
   std::map<uint64_t, uint32_t> next_psn_;
+  int storm_prio_ = 3;
+  TimeNs storm_next_ns_ = kNever, storm_end_ns_ = 0, storm_period_ns_ = 0;
   TimeNs last_now_ = 0;
 };
 
