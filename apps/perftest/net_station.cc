@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 
@@ -110,7 +111,12 @@ Station::Station(const PerftestOptions& o, const interop::EndpointAddress& me,
   nic::NicParams np;
   np.mtu_bytes = o.mtu_bytes;
   np.max_qps = o.num_qps + 1;
-  host = std::make_unique<nic::RoceHost>(np, topo, 0, port->pool(), me.ipv4);
+  // The NIC's random stream draws every QP's initial PSN and every MR key's tag: in real
+  // time they must not be guessable by an off-path sender (issue 14, section 6), so it is
+  // seeded from the kernel's entropy, not from the address (as it was) or a constant.
+  std::random_device entropy;
+  const uint64_t seed = uint64_t{entropy()} << 32 | entropy();
+  host = std::make_unique<nic::RoceHost>(np, topo, 0, port->pool(), seed);
   ep = std::make_unique<interop::Endpoint>(*port, *host, me);
   ep->set_idle_sleep(static_cast<TimeNs>(o.idle_sleep_us) * kNsPerUs);
   side.create(*host, o, half);
