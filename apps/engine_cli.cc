@@ -11,6 +11,35 @@
 
 namespace rocemu::apps {
 
+bool is_agent_flag(const std::string& flag) noexcept {
+  return flag == "--policy" || flag == "--agent-model" || flag == "--agent-profile" ||
+         flag == "--agent-interval-us";
+}
+
+bool parse_agent_flag(const std::string& flag, const std::string& value, AgentFlags& f,
+                      std::vector<std::string>& errors) {
+  if (flag == "--policy") {
+    f.policy = value;
+  } else if (flag == "--agent-model") {
+    f.model = value;
+  } else if (flag == "--agent-profile") {
+    f.profile = value;
+  } else if (flag == "--agent-interval-us") {
+    int64_t v = 0;
+    if (parse_i64(value, v) && v >= 1 && v <= 60'000'000)
+      f.interval_us = v;
+    else
+      errors.push_back("--agent-interval-us=" + value + ": expected an integer in [1, 60000000]");
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void apply_agent_flags(fabric::RunConfig& cfg, const AgentFlags& f) {
+  fabric::apply_agent_flags(cfg, f.policy, f.model, f.interval_us, f.profile);
+}
+
 EngineCli parse_engine_cli(EngineKind kind, int argc, char** argv) {
   EngineCli c;
   const bool sim = kind == EngineKind::kSim;
@@ -49,18 +78,8 @@ EngineCli parse_engine_cli(EngineKind kind, int argc, char** argv) {
         if (parse_double(value, v) && v >= 0.001 && v <= 3600) c.time_limit_s = v;
         else c.errors.push_back("--time-limit-s=" + value + ": expected a number in [0.001, 3600]");
       }
-    } else if (a == "--policy") {
-      if (need("--policy")) c.policy = value;
-    } else if (a == "--agent-model") {
-      if (need("--agent-model")) c.agent_model = value;
-    } else if (a == "--agent-profile") {
-      if (need("--agent-profile")) c.agent_profile = value;
-    } else if (a == "--agent-interval-us") {
-      int64_t v = 0;
-      if (need("--agent-interval-us")) {
-        if (parse_i64(value, v) && v >= 1 && v <= 60'000'000) c.agent_interval_us = v;
-        else c.errors.push_back("--agent-interval-us=" + value + ": expected an integer in [1, 60000000]");
-      }
+    } else if (is_agent_flag(a)) {
+      if (need(a.c_str())) parse_agent_flag(a, value, c.agent, c.errors);
     } else if (!a.empty() && a[0] == '-') {
       c.errors.push_back(a + ": unknown option (see --help)");
     } else if (c.config_path.empty()) {
@@ -172,8 +191,7 @@ std::optional<int> prepare_run(EngineKind kind, const char* program, int argc, c
     std::printf("links down from the start: %s\n", names.c_str());
   }
   try {
-    fabric::apply_agent_flags(cfg, cli.policy, cli.agent_model, cli.agent_interval_us,
-                              cli.agent_profile);
+    apply_agent_flags(cfg, cli.agent);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "%s: %s", program, e.what());
     if (std::string(e.what()).back() != '\n') std::fputc('\n', stderr);

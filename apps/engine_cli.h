@@ -1,5 +1,6 @@
-// engine_cli.h — the command line shared by rocemu-sim and rocemu-testbed: parsing, --help
-// text, and applying overrides to a loaded RunConfig. Usage errors are collected and
+// engine_cli.h — the command line shared by rocemu-sim and rocemu-testbed (and the agent
+// flags also by rocemu-switch): parsing, --help text, and applying overrides to a loaded
+// RunConfig. Usage errors are collected and
 // reported together (exit 2), like configuration errors.
 #pragma once
 
@@ -16,6 +17,12 @@ namespace rocemu::apps {
 
 enum class EngineKind { kSim, kTestbed };
 
+/// The agent flags the engine apps share (docs/agent.md "In the loop").
+struct AgentFlags {
+  std::string policy, model, profile;  // --policy, --agent-model, --agent-profile
+  int64_t interval_us = 0;             // --agent-interval-us (0: the file's / default)
+};
+
 struct EngineCli {
   std::string config_path;
   std::optional<uint64_t> seed;
@@ -25,11 +32,20 @@ struct EngineCli {
   std::optional<std::string> ports;        // testbed
   std::optional<double> time_limit_s;      // testbed
   std::vector<std::string> eal_args;       // testbed: everything after `--`
-  std::string policy, agent_model, agent_profile;         // --policy, --agent-model ([agent] over the file's)
-  int64_t agent_interval_us = 0;           // --agent-interval-us (0: the file's / default)
+  AgentFlags agent;                        // --policy, --agent-* ([agent] over the file's)
   bool help = false;
   std::vector<std::string> errors;
 };
+
+/// Reads one agent flag of rocemu-sim, rocemu-testbed or rocemu-switch (`--policy`,
+/// `--agent-model`, `--agent-profile`, `--agent-interval-us`) with its `value` into `f`;
+/// a bad value goes to `errors`. Returns false (nothing read) if `flag` is not one of them.
+bool parse_agent_flag(const std::string& flag, const std::string& value, AgentFlags& f,
+                      std::vector<std::string>& errors);
+/// Whether `flag` is one of the agent flags.
+bool is_agent_flag(const std::string& flag) noexcept;
+/// Puts the agent flags over cfg.agent (fabric::apply_agent_flags; throws ConfigError).
+void apply_agent_flags(fabric::RunConfig& cfg, const AgentFlags& f);
 
 /// Parses argv (argv[0] skipped).
 EngineCli parse_engine_cli(EngineKind kind, int argc, char** argv);

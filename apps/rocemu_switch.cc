@@ -18,6 +18,7 @@
 
 #include "apps/cli_args.h"
 #include "apps/cli_numbers.h"
+#include "apps/engine_cli.h"
 #include "common/log.h"
 #include "fabric/eal.h"
 #include "fabric/switch_job.h"
@@ -44,8 +45,7 @@ struct SwitchCli {
   double duration_s = 0;
   std::optional<uint32_t> idle_sleep_us;
   std::vector<std::string> eal_args;
-  std::string policy, agent_model, agent_profile;  // --policy, --agent-model, --agent-profile
-  int64_t agent_interval_us = 0;
+  apps::AgentFlags agent;  // --policy, --agent-model, --agent-profile, --agent-interval-us
   std::vector<std::string> errors;
 };
 
@@ -145,21 +145,8 @@ SwitchCli parse(int argc, char** argv) {
         else
           c.errors.push_back("--seed=" + value + ": expected a non-negative integer");
       }
-    } else if (a == "--policy") {
-      if (need("--policy")) c.policy = value;
-    } else if (a == "--agent-model") {
-      if (need("--agent-model")) c.agent_model = value;
-    } else if (a == "--agent-profile") {
-      if (need("--agent-profile")) c.agent_profile = value;
-    } else if (a == "--agent-interval-us") {
-      if (need("--agent-interval-us")) {
-        uint64_t v = 0;
-        if (apps::parse_u64(value, v) && v >= 1 && v <= 60'000'000)
-          c.agent_interval_us = static_cast<int64_t>(v);
-        else
-          c.errors.push_back("--agent-interval-us=" + value +
-                             ": expected an integer in [1, 60000000]");
-      }
+    } else if (apps::is_agent_flag(a)) {
+      if (need(a.c_str())) apps::parse_agent_flag(a, value, c.agent, c.errors);
     } else if (!a.empty() && a[0] == '-') {
       c.errors.push_back(a + ": unknown option (see --help)");
     } else if (c.config_path.empty()) {
@@ -194,8 +181,7 @@ int main(int argc, char** argv) {
   std::vector<fabric::HostPlanRow> plan;
   try {
     cfg = fabric::load_run_config(cli.config_path);
-    fabric::apply_agent_flags(cfg, cli.policy, cli.agent_model, cli.agent_interval_us,
-                              cli.agent_profile);
+    apps::apply_agent_flags(cfg, cli.agent);
     plan = fabric::host_plan(cfg);
   } catch (const ConfigError& e) {
     std::string msg = e.what();
