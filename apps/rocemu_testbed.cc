@@ -8,6 +8,7 @@
 #include "apps/engine_cli.h"
 #include "common/log.h"
 #include "fabric/eal.h"
+#include "fabric/realtime_engine.h"
 #include "fabric/workload_job.h"
 #include "fabric/write_job.h"
 
@@ -18,6 +19,16 @@ int main(int argc, char** argv) {
   fabric::RunConfig cfg;
   if (const auto status = apps::prepare_run(apps::EngineKind::kTestbed, "rocemu-testbed", argc, argv, cli, cfg))
     return *status;
+  {
+    // Before EAL starts: the port budget is known from the topology alone.
+    fabric::RealtimeOptions probe;
+    probe.backend = cfg.testbed.backend;
+    if (const std::string why = fabric::check_port_count(cfg.topology.topology, probe);
+        !why.empty()) {
+      std::fprintf(stderr, "rocemu-testbed: %s\n", why.c_str());
+      return kExitUsage;
+    }
+  }
   try {
     fabric::EalOptions eal;
     eal.program = "rocemu-testbed";

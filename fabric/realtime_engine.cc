@@ -119,10 +119,28 @@ std::string check_external_nodes(const Topology& topo, const RealtimeOptions& op
   return {};
 }
 
+uint32_t max_ethdev_ports() noexcept { return RTE_MAX_ETHPORTS; }
+
+std::string check_port_count(const Topology& topo, const RealtimeOptions& opt) {
+  const auto external = [&](uint32_t node) {
+    return node < opt.external_nodes.size() && opt.external_nodes[node];
+  };
+  uint32_t ends = 0;
+  for (const auto& l : topo.links()) ends += (external(l.a.node) ? 0 : 1) + (external(l.b.node) ? 0 : 1);
+  if (ends <= max_ethdev_ports()) return {};
+  return "the topology's " + std::to_string(topo.links().size()) + " links need " +
+         std::to_string(ends) + " DPDK ports in this process (one per link end), and this DPDK "
+         "build allows " + std::to_string(max_ethdev_ports()) +
+         " (RTE_MAX_ETHPORTS): run it in virtual time (rocemu-sim), or put hosts in their own "
+         "processes (rocemu-host with rocemu-switch, docs/testbed.md)";
+}
+
 RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptions>& links,
                                const RealtimeOptions& opt)
     : instance_(g_instances.fetch_add(1)) {
   if (const std::string why = check_external_nodes(topo, opt); !why.empty())
+    throw std::invalid_argument("real-time engine: " + why);
+  if (const std::string why = check_port_count(topo, opt); !why.empty())
     throw std::invalid_argument("real-time engine: " + why);
   external_ = opt.external_nodes;
   external_.resize(topo.nodes().size(), false);

@@ -68,6 +68,14 @@ struct RealtimeOptions {
 /// std::invalid_argument with it.
 std::string check_external_nodes(const Topology& topo, const RealtimeOptions& opt);
 
+/// Empty if this process can create the DPDK ports `topo` needs (one ethdev per link end it
+/// hosts: both ends of every link, less the ends of external nodes), else the reason: DPDK
+/// allows RTE_MAX_ETHPORTS (32 in Debian's build) per process, so 16 links with every end
+/// here. Pure; the constructor throws std::invalid_argument with it.
+std::string check_port_count(const Topology& topo, const RealtimeOptions& opt);
+/// Ethdev ports this DPDK build allows in one process (RTE_MAX_ETHPORTS).
+uint32_t max_ethdev_ports() noexcept;
+
 /// The devargs string that creates the vdev of one link end (pure; for tests and logs).
 /// `unique` numbers the device; `end_b` is true for the b end of link `link`.
 std::string vdev_args(PortBackend b, uint32_t unique, uint32_t link, bool end_b,

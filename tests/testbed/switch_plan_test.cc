@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "fabric/switch_job.h"
+#include "fabric/topology_generators.h"
 
 namespace rocemu::fabric {
 
@@ -148,6 +149,25 @@ TEST(ExternalNodes, OnlyBackendsWithSeparateLinkEndsMayFaceAnotherProcess) {
   o.external_nodes = {true};
   EXPECT_NE(check_external_nodes(c.topology.topology, o).find("1 entries, the topology 4 nodes"),
             std::string::npos);
+}
+
+// One ethdev per link end in this process, at most RTE_MAX_ETHPORTS: a 16-host star fits,
+// a 17-host star does not, unless the hosts are other processes' (their ends are not here).
+TEST(PortBudget, LinkEndsInThisProcessMustFitRteMaxEthports) {
+  RealtimeOptions o;
+  const uint32_t max_links = max_ethdev_ports() / 2;
+  const Topology fits = make_star(StarParams{max_links, 10 * kBpsPerGbps, 1000});
+  EXPECT_EQ(check_port_count(fits, o), "");
+  const Topology big = make_star(StarParams{max_links + 1, 10 * kBpsPerGbps, 1000});
+  const std::string why = check_port_count(big, o);
+  EXPECT_NE(why.find("links need " + std::to_string(2 * (max_links + 1)) + " DPDK ports"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("RTE_MAX_ETHPORTS"), std::string::npos) << why;
+  o.backend = PortBackend::kAfPacket;
+  o.external_nodes.assign(big.nodes().size(), false);
+  for (uint32_t h : big.hosts()) o.external_nodes[h] = true;  // only the switch's ends here
+  EXPECT_EQ(check_port_count(big, o), "");
 }
 
 TEST(SwitchSummary, CsvHasOneRowPerPortAndAColumnPerDropReason) {
