@@ -210,7 +210,7 @@ int finish_workload(const char* program, const fabric::WorkloadResult& w, const 
                  static_cast<unsigned long long>(w.summary.flows_unfinished),
                  static_cast<unsigned long long>(w.flows_failed));
   fabric::eal_stop();
-  return w.flows_failed == 0 && !w.records.empty() ? 0 : 1;
+  return fabric::workload_exit_status(w);
 }
 
 int finish_write_job(const char* program, const fabric::JobResult& r, const std::string& out_dir) {

@@ -12,6 +12,8 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "common/telemetry.h"
 #include "common/time_ns.h"
@@ -56,14 +58,22 @@ inline const wire::PfcFrame* parse_pfc_frame(const uint8_t* data, uint32_t len) 
 
 /// PFC watchdog (as commodity switches run it, e.g. SONiC's): a priority whose queue has had
 /// packets waiting while paused, without a break, for `detection_ns` is in a *storm*; its
-/// pauses are then ignored for `restore_ns` (the queue forwards; PFC frames received meanwhile
-/// are counted and ignored), after which pauses are obeyed again and detection restarts.
+/// pauses are then ignored for `restore_ns` (PFC frames received meanwhile are counted and
+/// ignored) and the queue forwards, or with `drop` discards what it holds and what arrives;
+/// after that pauses are obeyed again and detection restarts.
 /// detection_ns = 0: off (every pause is obeyed for as long as it lasts).
 struct PfcWatchdog {
   TimeNs detection_ns = 0;
   TimeNs restore_ns = 0;
+  bool drop = false;  // action "drop" (else "forward")
   bool on() const noexcept { return detection_ns > 0; }
 };
+
+class ConfigReader;
+/// Reads a pfc_watchdog table (`enabled` true, `detection_ms` 200, `restore_ms` 200 — SONiC's
+/// defaults —, `action` one of `actions`, "forward" first); problems go to w.errors(); calls
+/// w.finish(). The switch accepts "forward" and "drop", the NIC "forward" only.
+PfcWatchdog parse_pfc_watchdog(ConfigReader& w, const std::vector<std::string>& actions);
 
 /// Receive side of PFC on one port: which priorities of the port's egress are paused, until
 /// when, and for how long in total, and the port's PFC watchdog. One instance per port;
@@ -135,6 +145,16 @@ class PfcPauseState {
       if (wd_.on() && blocked_since_[i] != kNever)
         t = std::min(t, std::max(now, blocked_since_[i] + wd_.detection_ns));
     }
+    return t;
+  }
+  /// The instant the watchdog would declare a storm on one of the priorities in `mask` that
+  /// are paused with packets waiting (as of the last watch()), or kNever.
+  TimeNs detection_at(uint8_t mask) const noexcept {
+    TimeNs t = kNever;
+    if (!wd_.on()) return t;
+    for (int i = 0; i < kNumPriorities; ++i)
+      if ((mask >> i & 1) && blocked_since_[i] != kNever)
+        t = std::min(t, blocked_since_[i] + wd_.detection_ns);
     return t;
   }
   /// Total time `prio` has been paused up to `now`.

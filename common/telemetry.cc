@@ -24,6 +24,8 @@ const char* drop_reason_name(DropReason r) noexcept {
     case DropReason::kBufferFull: return "buffer_full";
     case DropReason::kHeadroomFull: return "headroom_full";
     case DropReason::kTtlExpired: return "ttl_expired";
+    case DropReason::kPfcWatchdog:
+      return "pfc_watchdog";
     case DropReason::kCount: break;
   }
   return "unknown";

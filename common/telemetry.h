@@ -31,9 +31,10 @@ struct EcnSetting {
 enum class DropReason : uint8_t {
   kNoRoute = 0,
   kMalformed,
-  kBufferFull,      // lossy class over its shared limit / total buffer exhausted
-  kHeadroomFull,    // lossless class with headroom exhausted
+  kBufferFull,    // lossy class over its shared limit / total buffer exhausted
+  kHeadroomFull,  // lossless class with headroom exhausted
   kTtlExpired,
+  kPfcWatchdog,  // the PFC watchdog's drop action, during a storm
   kCount
 };
 inline constexpr int kNumDropReasons = static_cast<int>(DropReason::kCount);
@@ -54,6 +55,7 @@ struct PortCounters {
   std::array<uint64_t, kNumPriorities> pfc_pauses_received{};
   std::array<uint64_t, kNumPriorities> paused_ns{};         // time this port's egress queue was paused
   std::array<uint64_t, kNumPriorities> pfc_storms{};        // PFC watchdog: storms detected
+  uint64_t mbuf_alloc_failures = 0;  // PFC frames the port could not build (pool empty; retried)
 
   uint64_t total_queue_bytes() const noexcept {
     uint64_t s = 0;

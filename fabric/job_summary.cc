@@ -12,6 +12,22 @@
 namespace rocemu::fabric {
 
 namespace {
+std::string json_escape(const std::string& in) {
+  std::string out;
+  for (const char c : in) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char u[8];
+      std::snprintf(u, sizeof u, "\\u%04x", static_cast<unsigned>(c));
+      out += u;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
 std::string fixed(double v, int digits = 6) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
@@ -31,6 +47,7 @@ std::string to_json(const JobResult& r) {
   s += "  \"goodput_gbps\": " + fixed(r.goodput_gbps) + ",\n";
   s += "  \"retransmitted_packets\": " + std::to_string(r.retransmitted_packets) + ",\n";
   s += "  \"timeouts\": " + std::to_string(r.timeouts) + ",\n";
+  if (!r.failure.empty()) s += "  \"failure\": \"" + json_escape(r.failure) + "\",\n";
   if (!r.agent.policy.empty())
     s += "  \"agent\": {\"policy\": \"" + r.agent.policy +
          "\", \"interval_ns\": " + std::to_string(r.agent.interval_ns) +
@@ -76,6 +93,7 @@ std::string to_text(const JobResult& r) {
   s += "job: RDMA WRITE of " + std::to_string(r.bytes) + " bytes (" + (r.engine == "virtual" ? "virtual" : "real") + " time)\n";
   s += "  completed: " + std::string(r.completed ? "yes" : "NO") +
        "   data verified: " + std::string(r.verified ? "yes" : "NO") + "\n";
+  if (!r.failure.empty()) s += "  not completed: " + r.failure + "\n";
   s += "  elapsed (engine time): " + fixed(static_cast<double>(r.elapsed_ns) / 1e3, 3) + " us   goodput: " +
        fixed(r.goodput_gbps, 3) + " Gbps   retransmitted packets: " + std::to_string(r.retransmitted_packets) +
        "\n";

@@ -157,6 +157,8 @@ SwitchRunResult run_switches_realtime(const RunConfig& cfg, const SwitchRunOptio
           s.ecn_marked_packets = c.ecn_marked_packets;
           for (auto v : c.pfc_pauses_sent) s.pfc_pauses_sent += v;
           for (auto v : c.pfc_pauses_received) s.pfc_pauses_received += v;
+          for (auto v : c.pfc_storms) s.pfc_storms += v;
+          s.mbuf_alloc_failures = c.mbuf_alloc_failures;
         }
         r.ports.push_back(s);
       }
@@ -188,6 +190,9 @@ std::string switch_summary_text(const SwitchRunResult& r) {
     if (p.wire_drops > 0)
       drops += std::string(drops.empty() ? "" : " ") + "wire=" + std::to_string(p.wire_drops);
     if (drops.empty()) drops = "0";
+    if (p.pfc_storms > 0) drops += " pfc_watchdog_storms=" + std::to_string(p.pfc_storms);
+    if (p.mbuf_alloc_failures > 0)
+      drops += " mbuf_alloc_failures=" + std::to_string(p.mbuf_alloc_failures);
     const std::string name = p.node + ":" + std::to_string(p.port);
     std::snprintf(
         line, sizeof line,
@@ -210,7 +215,7 @@ std::string switch_summary_csv(const SwitchRunResult& r) {
       "ecn_marked_packets,pfc_pauses_sent,pfc_pauses_received";
   for (int d = 0; d < sw::kNumRxDrops; ++d)
     s += std::string(",drop_") + sw::rx_drop_name(static_cast<sw::RxDrop>(d));
-  s += ",elapsed_ns\n";
+  s += ",pfc_storms,mbuf_alloc_failures,elapsed_ns\n";
   for (const auto& p : r.ports) {
     s += p.node + "," + std::to_string(p.port) + "," + p.peer + "," + p.dev;
     for (uint64_t v :
@@ -218,6 +223,7 @@ std::string switch_summary_csv(const SwitchRunResult& r) {
           p.ecn_marked_packets, p.pfc_pauses_sent, p.pfc_pauses_received})
       s += "," + std::to_string(v);
     for (uint64_t v : p.drops) s += "," + std::to_string(v);
+    s += "," + std::to_string(p.pfc_storms) + "," + std::to_string(p.mbuf_alloc_failures);
     s += "," + std::to_string(r.elapsed_ns) + "\n";
   }
   return s;

@@ -66,6 +66,8 @@ struct SwitchPortStats {
   uint64_t ecn_marked_packets = 0;
   std::array<uint64_t, sw::kNumRxDrops> drops{};  // per sw::RxDrop reason
   uint64_t pfc_pauses_sent = 0, pfc_pauses_received = 0;
+  uint64_t pfc_storms = 0;           // PFC watchdog storms on this port, all priorities
+  uint64_t mbuf_alloc_failures = 0;  // PFC frames not built for want of an mbuf (retried)
 };
 
 struct SwitchRunResult {

@@ -159,15 +159,7 @@ void WorkloadFabric::reap(uint32_t h, TimeNs now) noexcept {
         rec_.on_finish(wc[k].wr_id, now);
       } else {
         ++failed_;
-        if (failures_.size() < kMaxFailures) {
-          FlowFailure ff;
-          ff.flow.id = wc[k].wr_id;
-          ff.flow.src = wcfg_.hosts[a].id;
-          ff.flow.dst = wcfg_.hosts[b].id;
-          ff.flow.size_bytes = done.bytes;
-          ff.status = wc[k].status;
-          failures_.push_back(ff);
-        }
+        note_failure(wc[k].wr_id, a, b, done.bytes, wc[k].status);
       }
       Pair& p = pairs_[done.pair];
       Lane& l = p.lanes[done.lane];
@@ -207,6 +199,8 @@ WorkloadResult WorkloadFabric::result(const char* engine, TimeNs end) {
     const SwitchSnapshot snap = switches_[i]->snapshot(end);
     for (const PortCounters& c : snap.ports) {
       for (auto v : c.pfc_pauses_sent) r.summary.pfc_pauses += v;
+      for (auto v : c.pfc_pauses_received) r.pfc.switch_pauses_received += v;
+      for (auto v : c.pfc_storms) r.pfc.switch_storms += v;
       r.switch_drops += c.total_drops();
       r.ecn_marked_packets += c.ecn_marked_packets;
     }
@@ -218,7 +212,19 @@ WorkloadResult WorkloadFabric::result(const char* engine, TimeNs end) {
     cnps += c.cnps_sent;
     r.retransmitted_packets += c.retransmitted_packets;
     r.timeouts += c.timeouts;
+    for (int prio = 0; prio < kNumPriorities; ++prio) {
+      r.pfc.nic_pauses_received += c.pfc_frames_received[prio];
+      r.pfc.nic_storms += c.pfc_storms[prio];
+      r.pfc.nic_paused_ns += hosts_[i]->paused_ns(static_cast<uint8_t>(prio), end);
+    }
   }
+  r.failures = failures_;
+  for (FlowFailure& ff : r.failures) {
+    ff.src = cfg_.topology.topology.node(ff.flow.src).name;
+    ff.dst = cfg_.topology.topology.node(ff.flow.dst).name;
+  }
+  std::sort(r.failures.begin(), r.failures.end(),
+            [](const FlowFailure& x, const FlowFailure& y) { return x.flow.id < y.flow.id; });
   rec_.stats().add_cnps(cnps);
   rec_.stats().add_pfc_pauses(r.summary.pfc_pauses);
   r.summary = rec_.summarize();
@@ -394,6 +400,18 @@ void WorkloadFabric::start_flow(const workload::FlowSpec& f) noexcept {
   ++started_;
 }
 
+void WorkloadFabric::note_failure(uint64_t id, uint32_t a, uint32_t b, uint64_t bytes,
+                                  int status) noexcept {
+  if (failures_.size() >= kMaxFailures) return;  // reserved: no allocation here
+  FlowFailure ff;
+  ff.flow.id = id;
+  ff.flow.src = wcfg_.hosts[a].id;
+  ff.flow.dst = wcfg_.hosts[b].id;
+  ff.flow.size_bytes = bytes;
+  ff.status = status;
+  failures_.push_back(std::move(ff));
+}
+
 void WorkloadFabric::post(const workload::FlowSpec& f, uint32_t a, uint32_t b, Pair& p,
                           uint32_t lane) noexcept {
   Lane& l = p.lanes[lane];
@@ -411,6 +429,7 @@ void WorkloadFabric::post(const workload::FlowSpec& f, uint32_t a, uint32_t b, P
     const ibv_recv_wr* rbad = nullptr;
     if (hb.post_recv(l.dst_qpn, &rwr, &rbad) != 0) {
       ++failed_;
+      note_failure(f.id, a, b, f.size_bytes, -1);
       return;
     }
   }
@@ -426,6 +445,7 @@ void WorkloadFabric::post(const workload::FlowSpec& f, uint32_t a, uint32_t b, P
   const ibv_send_wr* bad = nullptr;
   if (ha.post_send(l.src_qpn, &wr, &bad) != 0) {
     ++failed_;  // stays in flight in the recorder: reported as unfinished
+    note_failure(f.id, a, b, f.size_bytes, -1);
     return;
   }
   ++l.outstanding;

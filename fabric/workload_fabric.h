@@ -77,12 +77,6 @@ class WorkloadHostNode final : public Node {
   uint32_t index_;
 };
 
-/// One failed flow (a completion with an error status), for the error report.
-struct FlowFailure {
-  workload::FlowSpec flow;
-  int status = 0;  // ibv_wc_status
-};
-
 /// The nodes, the QP mesh and the job's state. Single-threaded: the engine thread.
 class WorkloadFabric {
  public:
@@ -184,6 +178,7 @@ class WorkloadFabric {
   void prepost_receives();
   void repost_receive(uint32_t h, uint32_t qpn) noexcept;
   void start_flow(const workload::FlowSpec& f) noexcept;
+  void note_failure(uint64_t id, uint32_t a, uint32_t b, uint64_t bytes, int status) noexcept;
   void post(const workload::FlowSpec& f, uint32_t a, uint32_t b, Pair& p, uint32_t lane) noexcept;
 
   uint32_t lanes_;  // QPs per ordered host pair

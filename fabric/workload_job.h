@@ -40,6 +40,22 @@ struct WorkloadRunOptions {
   std::string out_dir = ".";                // [agent] record, [capture] and [telemetry] files
 };
 
+/// One failed flow (a completion with an error status, or a post the NIC refused), for the
+/// error report and failures.csv.
+struct FlowFailure {
+  workload::FlowSpec flow;
+  std::string src, dst;  // host names
+  int status = 0;        // ibv_wc_status; -1: the NIC refused the post (no completion)
+};
+
+/// PFC seen by the run: what switches sent and NICs obeyed, and the watchdogs' storms.
+struct PfcTotals {
+  uint64_t switch_pauses_received = 0;         // XOFF frames received by switch ports (from hosts)
+  uint64_t nic_pauses_received = 0;            // XOFF/XON frames received by NICs, all priorities
+  uint64_t nic_paused_ns = 0;                  // time NICs' priorities were paused, summed
+  uint64_t switch_storms = 0, nic_storms = 0;  // PFC watchdog storms ([*.pfc_watchdog])
+};
+
 struct WorkloadResult {
   std::string engine;  // "virtual" or "realtime"
   uint64_t seed = 0;
@@ -52,6 +68,8 @@ struct WorkloadResult {
   TimeNs end_ns = 0;             // engine time when the run ended
   uint64_t retransmitted_packets = 0, timeouts = 0;
   uint64_t switch_drops = 0, ecn_marked_packets = 0;
+  PfcTotals pfc;
+  std::vector<FlowFailure> failures;  // the first failures (at most 64), by flow id
   AgentStats agent;  // [agent]: policy and counts in metrics.csv; step times on stdout only
   bool qp_per_flow = false;      // [workload] qp_per_flow: then in metrics.csv as well:
   uint64_t qps_connected = 0;    // QP pairs connected (one per flow that got one)
@@ -68,11 +86,19 @@ WorkloadResult run_workload_virtual(const RunConfig& cfg, const WorkloadRunOptio
 /// The same on the real-time DPDK engine, until done or cfg.testbed.time_limit_ns.
 WorkloadResult run_workload_realtime(const RunConfig& cfg, const WorkloadRunOptions& opt = {});
 
-/// Writes flows.csv, bins.csv, metrics.csv (docs/workload_runs.md) into `dir` (created).
+/// Writes flows.csv, bins.csv, metrics.csv, failures.csv (docs/workload_runs.md) into `dir`
+/// (created).
 /// Throws std::runtime_error.
 void write_workload_files(const WorkloadResult& r, const std::string& dir);
 /// metrics.csv text: the FctSummary metrics, then the job's counters.
 std::string workload_metrics_csv(const WorkloadResult& r);
+/// failures.csv text: flow_id,src,dst,size_bytes,status (ibv_wc_status_str names, or
+/// post_refused), one line per kept failure.
+std::string workload_failures_csv(const WorkloadResult& r);
+/// Exit status of a workload run, the same for rocemu-sim, rocemu-testbed, each rocemu-host
+/// and their merge: 1 if a flow failed, or flows were generated and none finished; else 0
+/// (flows still unfinished when the run ends are reported on stderr and in metrics.csv).
+int workload_exit_status(const WorkloadResult& r);
 /// Human summary for stdout (includes wall time and events per second).
 std::string workload_text(const WorkloadResult& r);
 

@@ -8,8 +8,13 @@
 #include <stdexcept>
 
 #include "fabric/workload_job.h"
+#include "nic/roce_host.h"
 
 namespace rocemu::fabric {
+
+namespace {
+constexpr size_t kFailuresShown = 10;  // on stdout; failures.csv has all that were kept
+}  // namespace
 
 std::string workload_metrics_csv(const WorkloadResult& r) {
   std::ostringstream os;
@@ -24,7 +29,12 @@ std::string workload_metrics_csv(const WorkloadResult& r) {
      << "retransmitted_packets," << r.retransmitted_packets << '\n'
      << "timeouts," << r.timeouts << '\n'
      << "switch_drops," << r.switch_drops << '\n'
-     << "ecn_marked_packets," << r.ecn_marked_packets << '\n';
+     << "ecn_marked_packets," << r.ecn_marked_packets << '\n'
+     << "switch_pfc_pauses_received," << r.pfc.switch_pauses_received << '\n'
+     << "nic_pfc_pauses_received," << r.pfc.nic_pauses_received << '\n'
+     << "nic_paused_ns," << r.pfc.nic_paused_ns << '\n'
+     << "switch_pfc_storms," << r.pfc.switch_storms << '\n'
+     << "nic_pfc_storms," << r.pfc.nic_storms << '\n';
   if (r.qp_per_flow)
     os << "qps_connected," << r.qps_connected << '\n'
        << "qps_live_at_end," << r.qps_live_at_end << '\n';
@@ -38,6 +48,15 @@ std::string workload_metrics_csv(const WorkloadResult& r) {
   return os.str();
 }
 
+std::string workload_failures_csv(const WorkloadResult& r) {
+  std::ostringstream os;
+  os << "flow_id,src,dst,size_bytes,status\n";
+  for (const FlowFailure& f : r.failures)
+    os << f.flow.id << ',' << f.src << ',' << f.dst << ',' << f.flow.size_bytes << ','
+       << (f.status < 0 ? "post_refused" : nic::wc_status_name(f.status)) << '\n';
+  return os.str();
+}
+
 void write_workload_files(const WorkloadResult& r, const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -47,12 +66,19 @@ void write_workload_files(const WorkloadResult& r, const std::string& dir) {
   workload::write_bins_csv(bins, r.summary);
   for (const auto& [name, text] :
        {std::pair{"flows.csv", flows.str()}, std::pair{"bins.csv", bins.str()},
-        std::pair{"metrics.csv", workload_metrics_csv(r)}}) {
+        std::pair{"metrics.csv", workload_metrics_csv(r)},
+        std::pair{"failures.csv", workload_failures_csv(r)}}) {
     const auto path = std::filesystem::path(dir) / name;
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     f << text;
     if (!f) throw std::runtime_error("cannot write " + path.string());
   }
+}
+
+int workload_exit_status(const WorkloadResult& r) {
+  if (r.flows_failed > 0) return 1;
+  if (r.records.empty() && r.flows_generated > 0) return 1;
+  return 0;
 }
 
 std::string workload_text(const WorkloadResult& r) {
@@ -74,6 +100,33 @@ std::string workload_text(const WorkloadResult& r) {
                 static_cast<unsigned long long>(r.switch_drops),
                 static_cast<unsigned long long>(r.ecn_marked_packets));
   s += line;
+  std::snprintf(line, sizeof line,
+                "  PFC: pauses sent by switches %llu, received by switches %llu and by NICs %llu "
+                "(NIC priorities paused %.3f ms in all)\n",
+                static_cast<unsigned long long>(r.summary.pfc_pauses),
+                static_cast<unsigned long long>(r.pfc.switch_pauses_received),
+                static_cast<unsigned long long>(r.pfc.nic_pauses_received),
+                static_cast<double>(r.pfc.nic_paused_ns) / 1e6);
+  s += line;
+  if (r.pfc.switch_storms + r.pfc.nic_storms > 0) {
+    std::snprintf(line, sizeof line, "  PFC watchdog: %llu storms on switch ports, %llu on NICs\n",
+                  static_cast<unsigned long long>(r.pfc.switch_storms),
+                  static_cast<unsigned long long>(r.pfc.nic_storms));
+    s += line;
+  }
+  for (size_t i = 0; i < r.failures.size() && i < kFailuresShown; ++i) {
+    const FlowFailure& f = r.failures[i];
+    std::snprintf(line, sizeof line, "  failed: flow %llu %s -> %s (%llu bytes): %s\n",
+                  static_cast<unsigned long long>(f.flow.id), f.src.c_str(), f.dst.c_str(),
+                  static_cast<unsigned long long>(f.flow.size_bytes),
+                  f.status < 0 ? "post refused by the NIC" : nic::wc_status_name(f.status));
+    s += line;
+  }
+  if (r.flows_failed > kFailuresShown && !r.failures.empty()) {
+    std::snprintf(line, sizeof line, "  ... %llu failed flows in all (failures.csv lists %zu)\n",
+                  static_cast<unsigned long long>(r.flows_failed), r.failures.size());
+    s += line;
+  }
   if (r.qp_per_flow) {
     std::snprintf(line, sizeof line,
                   "  one QP pair per flow: %llu connected, %llu live at the end\n",

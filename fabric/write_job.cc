@@ -92,7 +92,7 @@ class Fabric {
     while ((got = h.poll_cq(cq_, 32, wc)) > 0) {
       for (int k = 0; k < got; ++k) {
         ++completed_;
-        if (wc[k].status != IBV_WC_SUCCESS) ++failed_;
+        if (wc[k].status != IBV_WC_SUCCESS && failed_++ == 0) first_failure_ = wc[k];
       }
       done_ns_ = now;
     }
@@ -131,6 +131,27 @@ class Fabric {
                          : 0.0;
     r.retransmitted_packets = sender().counters().retransmitted_packets;
     r.timeouts = sender().counters().timeouts;
+    if (!r.completed) {
+      char why[320];
+      if (failed_ > 0) {
+        std::snprintf(
+            why, sizeof why, "QP 0x%x: RDMA WRITE %llu of %llu completed with status %d (%s)%s",
+            first_failure_.qp_num, static_cast<unsigned long long>(first_failure_.wr_id + 1),
+            static_cast<unsigned long long>(total), static_cast<int>(first_failure_.status),
+            nic::wc_status_name(first_failure_.status),
+            failed_ > 1 ? ", and later ones were flushed" : "");
+      } else {
+        const std::string inv = sender().check_invariants();
+        std::snprintf(why, sizeof why,
+                      "QP 0x%x: %llu of %llu RDMA WRITEs completed, %llu posted, no error "
+                      "completion when the run ended at %.3f ms%s%s",
+                      qpn_[0], static_cast<unsigned long long>(completed_),
+                      static_cast<unsigned long long>(total),
+                      static_cast<unsigned long long>(posted_), static_cast<double>(now) / 1e6,
+                      inv.empty() ? "" : "; ", inv.c_str());
+      }
+      r.failure = why;
+    }
     const Topology& t = cfg_.topology.topology;
     for (uint32_t n = 0; n < t.nodes().size(); ++n) {
       SwitchSnapshot snap;
@@ -200,6 +221,7 @@ class Fabric {
   bool started_ = false;
   TimeNs start_ns_ = 0, done_ns_ = 0;
   uint64_t posted_ = 0, completed_ = 0, failed_ = 0;
+  ibv_wc first_failure_{};
 };
 
 int64_t thread_cpu_ns() {

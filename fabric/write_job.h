@@ -48,6 +48,9 @@ struct JobResult {
   double goodput_gbps = 0;
   uint64_t retransmitted_packets = 0;
   uint64_t timeouts = 0;
+  // Why the job did not complete ("" when it did): the first error completion (QP, work
+  // request, status) or how far it got when the run ended.
+  std::string failure;
   std::vector<PortSummary> ports;
   AgentStats agent;  // [agent] (summary.json: policy and counts; step times on stdout only)
   // Not written to result files (not reproducible):

@@ -91,16 +91,42 @@ void RoceHost::receive_mac_control(const uint8_t* frame, uint32_t len, TimeNs no
     return;
   }
   const uint16_t enable = pfc->class_enable();
+  for (int prio = 0; prio < 8; ++prio)
+    if (enable & (1u << prio)) ++counters_.pfc_frames_received[prio];
+  if (link_rate_bps_ != 0) pause_.on_frame(*pfc, link_rate_bps_, now);
   for (int prio = 0; prio < 8; ++prio) {
-    if (!(enable & (1u << prio))) continue;
-    ++counters_.pfc_frames_received[prio];
-    const uint16_t q = pfc->quanta(prio);
-    // One quantum = 512 bit times = 64 bytes at the link rate.
-    paused_until_[prio] = q == 0 || link_rate_bps_ == 0
-                              ? 0
-                              : now + serialization_ns(uint64_t{q} * 64, link_rate_bps_);
+    if (!(enable & (1u << prio)) || pause_.in_storm(prio, now)) continue;
+    const auto bit = static_cast<uint8_t>(1u << prio);
+    if (pfc->quanta(prio) != 0 && link_rate_bps_ != 0)
+      pause_armed_ |= bit;
+    else
+      pause_armed_ = static_cast<uint8_t>(pause_armed_ & ~bit);
   }
+  watch_pfc(now);
   all_dirty_ = true;  // QP deadlines include the pause ends
+}
+
+void RoceHost::watch_pfc(TimeNs now) noexcept {
+  if (!pause_.watchdog().on()) return;
+  const uint8_t paused = pause_.paused_mask(now);
+  if (paused == 0 && pause_.detection_at(0xff) == kNever) return;
+  // Priorities held back by a pause while some QP has something to send on them.
+  uint8_t waiting = 0;
+  const auto nq = static_cast<uint32_t>(qps_.size());
+  for (uint32_t i = next_bit(ctl_candidates_, 0, nq); i < nq;
+       i = next_bit(ctl_candidates_, i + 1, nq))
+    if (ctl_ready(*qps_[i]))
+      waiting = static_cast<uint8_t>(waiting | (1u << qps_[i]->ctl_priority));
+  for (uint32_t i = next_bit(data_candidates_, 0, nq); i < nq;
+       i = next_bit(data_candidates_, i + 1, nq))
+    if (data_work(*qps_[i]))
+      waiting = static_cast<uint8_t>(waiting | (1u << qps_[i]->data_priority));
+  const uint8_t began = pause_.watch(static_cast<uint8_t>(waiting & paused), now);
+  if (began == 0) return;
+  for (int prio = 0; prio < 8; ++prio)
+    if ((began >> prio) & 1) ++counters_.pfc_storms[prio];
+  pause_armed_ = static_cast<uint8_t>(pause_armed_ & ~began);  // the pause in force is dropped
+  all_dirty_ = true;
 }
 
 rte_mbuf* RoceHost::alloc_frame(uint32_t bytes, uint8_t*& frame) noexcept {
@@ -139,7 +165,7 @@ rte_mbuf* RoceHost::tx(uint16_t /*port*/, TimeNs now) noexcept {
       clear_bit(ctl_candidates_, i);
       continue;
     }
-    if (paused_until_[qp.ctl_priority] > now) continue;
+    if (pause_.paused(qp.ctl_priority, now)) continue;
     wanted = true;
     touch(i);
     if ((m = responder_ctl(qp))) break;
@@ -147,7 +173,7 @@ rte_mbuf* RoceHost::tx(uint16_t /*port*/, TimeNs now) noexcept {
   // Data round-robin from rr_next_: candidates in [rr_next_, nq), then [0, rr_next_).
   const auto try_data = [&](uint32_t i) noexcept {
     Qp& qp = *qps_[i];
-    if (paused_until_[qp.data_priority] > now) return;
+    if (pause_.paused(qp.data_priority, now)) return;
     if (qp.rate_bps != 0 && qp.next_tx_ns > now) return;
     if (!qp.reads.empty() && (qp.state == IBV_QPS_RTS || qp.state == IBV_QPS_RTR)) {
       wanted = true;
@@ -189,10 +215,9 @@ TimeNs RoceHost::qp_deadline(const Qp& qp) const noexcept {
   if (has_data) {
     if (qp.rate_bps != 0 && qp.next_tx_ns > 0) t = std::min(t, qp.next_tx_ns);
     if (qp.rnr_hold_until > 0) t = std::min(t, qp.rnr_hold_until);
-    if (paused_until_[qp.data_priority] > 0) t = std::min(t, paused_until_[qp.data_priority]);
+    if (const TimeNs p = paused_until(qp.data_priority); p > 0) t = std::min(t, p);
   }
-  if (ctl_ready(qp) && paused_until_[qp.ctl_priority] > 0)
-    t = std::min(t, paused_until_[qp.ctl_priority]);
+  if (const TimeNs p = paused_until(qp.ctl_priority); ctl_ready(qp) && p > 0) t = std::min(t, p);
   return t;
 }
 
@@ -242,6 +267,7 @@ TimeNs RoceHost::next_deadline() const noexcept {
   dirty_qps_.clear();
   TimeNs t = hooks_ ? hooks_->next_deadline() : kNever;
   if (alloc_retry_ns_ != kNever) t = std::min(t, alloc_retry_ns_);
+  if (pause_armed_ != 0) t = std::min(t, pause_.detection_at(pause_armed_));  // watchdog
   return std::min(t, qp_deadlines_.min());
 }
 
@@ -272,12 +298,13 @@ void RoceHost::on_timer(TimeNs now) noexcept {
     if (changed) touch(i);
   }
   if (alloc_retry_ns_ != kNever && alloc_retry_ns_ <= now) alloc_retry_ns_ = kNever;
-  for (auto& p : paused_until_) {
-    if (p != 0 && p <= now) {
-      p = 0;
+  for (int prio = 0; prio < 8; ++prio) {
+    if ((pause_armed_ >> prio) & 1 && pause_.pause_end(prio) <= now) {
+      pause_armed_ = static_cast<uint8_t>(pause_armed_ & ~(1u << prio));
       all_dirty_ = true;
     }
   }
+  watch_pfc(now);
 }
 
 }  // namespace rocemu::nic

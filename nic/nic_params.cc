@@ -30,6 +30,7 @@ NicParams parse_nic_params(ConfigReader& r) {
   p.min_rnr_timer = static_cast<uint8_t>(r.integer("min_rnr_timer", p.min_rnr_timer, 0, 31));
   p.max_qps = static_cast<uint32_t>(r.integer("max_qps", p.max_qps, 1, 1 << 16));
   p.max_read_jobs = static_cast<uint32_t>(r.integer("max_read_jobs", p.max_read_jobs, 1, 256));
+  if (auto w = r.table("pfc_watchdog")) p.pfc_watchdog = parse_pfc_watchdog(*w, {"forward"});
   r.finish();
   return p;
 }

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "common/config.h"
+#include "common/pfc_state.h"
 
 namespace rocemu::nic {
 
@@ -27,6 +28,7 @@ struct NicParams {
   uint8_t min_rnr_timer = 1;            // RNR NAK timer code sent by responders (0.01 ms)
   uint32_t max_qps = 256;
   uint32_t max_read_jobs = 16;          // responder READ resources per QP (max_dest_rd_atomic)
+  PfcWatchdog pfc_watchdog;             // [nic.pfc_watchdog]; off by default
 
   static constexpr std::array<uint8_t, 64> default_dscp_map() {
     std::array<uint8_t, 64> m{};
@@ -38,7 +40,7 @@ struct NicParams {
 /// Reads the [nic] table: every problem goes to r.errors(); calls r.finish().
 /// Keys: mtu_bytes, data_dscp, control_dscp, dscp_to_priority (64 integers 0..7),
 /// ecn_capable, max_outstanding_packets, ack_every_packets, timeout, retry_cnt, rnr_retry,
-/// min_rnr_timer, max_qps, max_read_jobs.
+/// min_rnr_timer, max_qps, max_read_jobs; table pfc_watchdog (action "forward" only).
 NicParams parse_nic_params(ConfigReader& r);
 
 }  // namespace rocemu::nic

@@ -22,6 +22,7 @@
 
 #include "common/min_tree.h"
 #include "common/node.h"
+#include "common/pfc_state.h"
 #include "common/rng.h"
 #include "common/topology.h"
 #include "nic/cc_hooks.h"
@@ -62,6 +63,7 @@ struct NicCounters {
   uint64_t timeouts = 0, rewinds = 0;
   uint64_t ce_received = 0, cnps_sent = 0, cnps_received = 0;
   std::array<uint64_t, 8> pfc_frames_received{};
+  std::array<uint64_t, 8> pfc_storms{};  // PFC watchdog ([nic.pfc_watchdog]): storms detected
   uint64_t tx_alloc_failures = 0, cq_overflows = 0;
   uint64_t drops_total() const noexcept {
     uint64_t s = 0;
@@ -145,7 +147,19 @@ class RoceHost final : public rocemu::Node {
   uint32_t ipv4() const noexcept { return ipv4_; }
   const NicParams& params() const noexcept { return params_; }
   /// Time until which PFC pauses `priority` (0 if not paused).
-  TimeNs paused_until(uint8_t priority) const noexcept { return paused_until_[priority & 7]; }
+  TimeNs paused_until(uint8_t priority) const noexcept {
+    return (pause_armed_ >> (priority & 7)) & 1 ? pause_.pause_end(priority & 7) : 0;
+  }
+  /// Total time PFC has paused `priority` up to `now`.
+  uint64_t paused_ns(uint8_t priority, TimeNs now) const noexcept {
+    return pause_.paused_ns(priority & 7, now);
+  }
+  /// The same summed over the priorities.
+  uint64_t paused_ns_total(TimeNs now) const noexcept {
+    uint64_t s = 0;
+    for (int prio = 0; prio < 8; ++prio) s += pause_.paused_ns(prio, now);
+    return s;
+  }
 
  private:
   // recv_checks.cc
@@ -194,6 +208,7 @@ class RoceHost final : public rocemu::Node {
   bool data_work(const Qp& qp) const noexcept;
   const char* invariant_violation(const Qp& qp) const noexcept;
   TimeNs qp_deadline(const Qp& qp) const noexcept;
+  void watch_pfc(TimeNs now) noexcept;
 
   NicParams params_;
   rte_mempool* pool_;
@@ -209,7 +224,8 @@ class RoceHost final : public rocemu::Node {
   NicCounters counters_;
   uint16_t ip_id_ = 0;
   uint32_t rr_next_ = 0;  // round-robin start among QPs for data
-  std::array<TimeNs, 8> paused_until_{};
+  PfcPauseState pause_;   // PFC received on the port, and the NIC's PFC watchdog
+  uint8_t pause_armed_ = 0;  // priorities whose pause end is still to be a deadline
   TimeNs alloc_retry_ns_ = kNever;
 
   std::vector<std::unique_ptr<Qp>> qps_;  // index = qpn - kFirstQpn
@@ -232,6 +248,11 @@ class RoceHost final : public rocemu::Node {
 /// Name of a work completion status, as ibv_wc_status_str prints it (without linking
 /// libibverbs).
 const char* wc_status_name(int status) noexcept;
+
+/// The NIC's PFC and buffer counters as every tool prints them: "pfc frames received N
+/// (prio 3: N ...), paused P ms, watchdog storms S, mbuf allocation failures A" (`paused_ns`
+/// from RoceHost::paused_ns summed over priorities).
+std::string pfc_and_pool_text(const NicCounters& c, uint64_t paused_ns);
 
 /// IPv4-mapped GID (::ffff:a.b.c.d) of a host-order IPv4 address, as rxe uses for RoCEv2.
 ibv_gid ipv4_mapped_gid(uint32_t ipv4) noexcept;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -70,6 +71,7 @@ RoceHost::RoceHost(const NicParams& params, const Topology& topo, uint32_t node_
   const PortRef peer = n.ports[0].peer;
   peer_mac_ = topo.node(peer.node).ports.at(peer.port).mac;
   link_rate_bps_ = topo.links().at(n.ports[0].link).rate_bps;
+  pause_.set_watchdog(params.pfc_watchdog);
   mrs_.emplace_back();  // key index 0 is never valid
 }
 
@@ -504,6 +506,27 @@ int connect_rc(RoceHost& host, uint32_t qpn, const QpInfo& peer, const ConnectOp
   return host.modify_qp(qpn, a,
                         IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
                             IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+std::string pfc_and_pool_text(const NicCounters& c, uint64_t paused_ns) {
+  uint64_t frames = 0, storms = 0;
+  std::string per;
+  for (int prio = 0; prio < 8; ++prio) {
+    frames += c.pfc_frames_received[prio];
+    storms += c.pfc_storms[prio];
+    if (c.pfc_frames_received[prio] > 0)
+      per += (per.empty() ? " (prio " : ", prio ") + std::to_string(prio) + ": " +
+             std::to_string(c.pfc_frames_received[prio]);
+  }
+  if (!per.empty()) per += ")";
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "pfc frames received %llu%s, paused %.3f ms, watchdog storms %llu, mbuf "
+                "allocation failures %llu",
+                static_cast<unsigned long long>(frames), per.c_str(),
+                static_cast<double>(paused_ns) / 1e6, static_cast<unsigned long long>(storms),
+                static_cast<unsigned long long>(c.tx_alloc_failures));
+  return line;
 }
 
 const char* wc_status_name(int status) noexcept {

@@ -17,6 +17,8 @@ const char* rx_drop_name(RxDrop d) noexcept {
     case RxDrop::kTtlExpired: return "ttl_expired";
     case RxDrop::kBufferFull: return "buffer_full";
     case RxDrop::kHeadroomFull: return "headroom_full";
+    case RxDrop::kPfcWatchdog:
+      return "pfc_watchdog";
     case RxDrop::kCount: break;
   }
   return "unknown";
@@ -28,6 +30,8 @@ DropReason to_drop_reason(RxDrop d) noexcept {
     case RxDrop::kTtlExpired: return DropReason::kTtlExpired;
     case RxDrop::kBufferFull: return DropReason::kBufferFull;
     case RxDrop::kHeadroomFull: return DropReason::kHeadroomFull;
+    case RxDrop::kPfcWatchdog:
+      return DropReason::kPfcWatchdog;
     default: return DropReason::kMalformed;
   }
 }

@@ -20,15 +20,16 @@ namespace rocemu::sw {
 
 /// Why the switch refused a frame (finer than telemetry's DropReason; see to_drop_reason()).
 enum class RxDrop : uint8_t {
-  kShort = 0,      // shorter than its headers
-  kNotIpv4,        // ethertype not IPv4 (and not PFC), or IP version != 4
-  kBadIhl,         // IHL < 5
-  kBadLength,      // IPv4 total length inconsistent with the frame
-  kBadControl,     // MAC control frame that is not a valid PFC frame
-  kUnknownDst,     // no route to the destination address
-  kTtlExpired,     // TTL <= 1
-  kBufferFull,     // shared-buffer admission refused a lossy packet
-  kHeadroomFull,   // lossless packet with headroom exhausted
+  kShort = 0,     // shorter than its headers
+  kNotIpv4,       // ethertype not IPv4 (and not PFC), or IP version != 4
+  kBadIhl,        // IHL < 5
+  kBadLength,     // IPv4 total length inconsistent with the frame
+  kBadControl,    // MAC control frame that is not a valid PFC frame
+  kUnknownDst,    // no route to the destination address
+  kTtlExpired,    // TTL <= 1
+  kBufferFull,    // shared-buffer admission refused a lossy packet
+  kHeadroomFull,  // lossless packet with headroom exhausted
+  kPfcWatchdog,   // discarded by the PFC watchdog's drop action during a storm
   kCount
 };
 inline constexpr int kNumRxDrops = static_cast<int>(RxDrop::kCount);

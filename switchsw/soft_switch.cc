@@ -252,10 +252,13 @@ void SoftSwitch::start_xoff(uint16_t port, int prio, TimeNs now) noexcept {
 rte_mbuf* SoftSwitch::build_pfc(uint16_t port) noexcept {
   PortState& p = ports_[port];
   rte_mbuf* m = rte_pktmbuf_alloc(pool_);
-  if (!m) [[unlikely]]
+  if (!m) [[unlikely]] {
+    ++p.ctr.mbuf_alloc_failures;
     return nullptr;  // stays pending; retried on the next tx of this port
+  }
   auto* buf = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, kPfcFrameBytes));
   if (!buf) [[unlikely]] {
+    ++p.ctr.mbuf_alloc_failures;
     rte_pktmbuf_free(m);
     return nullptr;
   }

@@ -122,6 +122,7 @@ class SoftSwitch final : public rocemu::Node {
   void handle_mac_control(uint16_t port, rte_mbuf* m, TimeNs now) noexcept;
   rte_mbuf* build_pfc(uint16_t port) noexcept;
   rte_mbuf* dequeue(uint16_t port, TimeNs now) noexcept;
+  rte_mbuf* dequeue_one(uint16_t port, TimeNs now, int& prio) noexcept;
   int pick_data_queue(PortState& p, uint8_t eligible) noexcept;
   void start_xoff(uint16_t port, int prio, TimeNs now) noexcept;
   void apply_pending_ecn() noexcept;

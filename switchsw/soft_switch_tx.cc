@@ -70,10 +70,40 @@ int SoftSwitch::pick_data_queue(PortState& p, uint8_t eligible) noexcept {
 rte_mbuf* SoftSwitch::dequeue(uint16_t port, TimeNs now) noexcept {
   PortState& p = ports_[port];
   if (p.nonempty && p.pause.watch(p.nonempty, now)) [[unlikely]]
-    deadline_dirty_ = true;  // a storm began: the queue forwards from now on
+    deadline_dirty_ = true;  // a storm began: the queue forwards (or drops) from now on
+  int prio = -1;
+  rte_mbuf* m = dequeue_one(port, now, prio);
+  if (p.pause.watchdog().drop) [[unlikely]] {
+    // Action "drop": during a storm the queue's packets are discarded as they come up.
+    while (m && p.pause.in_storm(prio, now)) {
+      drop(m, port, RxDrop::kPfcWatchdog);
+      m = p.nonempty ? dequeue_one(port, now, prio) : nullptr;
+    }
+  }
+  if (!m) return nullptr;
+  const uint32_t len = rte_pktmbuf_pkt_len(m);
+  // RED-ECN on the bytes the packet leaves behind; ECT packets of data queues only.
+  if (ecn_enabled_ && !((control_mask_ >> prio) & 1)) {
+    auto* ip = rte_pktmbuf_mtod_offset(m, wire::Ipv4*, wire::kIpOff);
+    const uint8_t ecn = ip->ecn();
+    if ((ecn == wire::kEcnEct0 || ecn == wire::kEcnEct1) &&
+        p.red.mark(mmu_.egress_bytes(port, prio), rng_)) {
+      ip->set_tos_update_checksum(static_cast<uint8_t>((ip->tos & 0xfc) | wire::kEcnCe));
+      ++p.ctr.ecn_marked_packets;
+      p.ctr.ecn_marked_bytes += len;
+    }
+  }
+  p.ctr.tx_bytes += len;
+  ++p.ctr.tx_packets;
+  return m;
+}
+
+/// Takes the next packet of `port` from its queues (releasing its buffer, resuming the
+/// upstream port if it may) and says which priority it came from; nullptr if none eligible.
+rte_mbuf* SoftSwitch::dequeue_one(uint16_t port, TimeNs now, int& prio) noexcept {
+  PortState& p = ports_[port];
   const uint8_t eligible = static_cast<uint8_t>(p.nonempty & ~p.pause.paused_mask(now));
   if (eligible == 0) return nullptr;
-  int prio = -1;
   if (const uint8_t ctl = eligible & control_mask_; ctl != 0) {
     prio = 7 - std::countl_zero(static_cast<uint32_t>(ctl) << 24);  // highest control priority
   } else {
@@ -111,20 +141,6 @@ rte_mbuf* SoftSwitch::dequeue(uint16_t port, TimeNs now) noexcept {
     in.pending_xon |= bit;
     deadline_dirty_ = true;
   }
-
-  // RED-ECN on the bytes the packet leaves behind; ECT packets of data queues only.
-  if (ecn_enabled_ && !((control_mask_ >> prio) & 1)) {
-    auto* ip = rte_pktmbuf_mtod_offset(m, wire::Ipv4*, wire::kIpOff);
-    const uint8_t ecn = ip->ecn();
-    if ((ecn == wire::kEcnEct0 || ecn == wire::kEcnEct1) &&
-        p.red.mark(mmu_.egress_bytes(port, prio), rng_)) {
-      ip->set_tos_update_checksum(static_cast<uint8_t>((ip->tos & 0xfc) | wire::kEcnCe));
-      ++p.ctr.ecn_marked_packets;
-      p.ctr.ecn_marked_bytes += len;
-    }
-  }
-  p.ctr.tx_bytes += len;
-  ++p.ctr.tx_packets;
   return m;
 }
 

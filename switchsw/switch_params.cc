@@ -101,17 +101,8 @@ SwitchParams parse_switch_params(ConfigReader& r, const std::string& source) {
       static_cast<uint32_t>(r.integer("resume_offset_bytes", p.resume_offset_bytes, 0, 1 << 24));
   p.pfc = r.boolean("pfc", p.pfc);
   p.pause_quanta = static_cast<uint16_t>(r.integer("pause_quanta", p.pause_quanta, 1, 0xffff));
-  if (auto w = r.table("pfc_watchdog")) {
-    // SONiC's defaults: 200 ms detection, 200 ms restoration.
-    if (w->boolean("enabled", true)) {
-      p.pfc_watchdog.detection_ns =
-          static_cast<TimeNs>(w->number("detection_ms", 200, 0.001, 60'000) * 1e6);
-      p.pfc_watchdog.restore_ns =
-          static_cast<TimeNs>(w->number("restore_ms", 200, 0.001, 60'000) * 1e6);
-    }
-    w->string("action", "forward", {"forward"});
-    w->finish();
-  }
+  if (auto w = r.table("pfc_watchdog"))
+    p.pfc_watchdog = parse_pfc_watchdog(*w, {"forward", "drop"});
   p.default_priority = static_cast<int>(r.integer("default_priority", p.default_priority, 0, 7));
   p.cnp_priority = static_cast<int>(r.integer("cnp_priority", p.cnp_priority, 0, 7));
   p.acks_to_control = r.boolean("acks_to_control", p.acks_to_control);

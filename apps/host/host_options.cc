@@ -152,8 +152,10 @@ std::string host_help(const std::string& p) {
          "  --list-hosts           print `NAME IPV4 MAC` of every host (the testbed scripts use "
          "it)\n"
          "  -h, --help             this text\n\n"
-         "exit status: 0 every flow of this host finished; 1 a flow failed or did not finish, or\n"
-         "a setup failure (EAL, port); 2 usage or configuration error (unknown host, interface\n"
+         "exit status (the same rule as rocemu-sim): 0 no flow of this host failed and at least\n"
+         "one finished (or it had none; flows unfinished at the time limit are reported on\n"
+         "stderr); 1 a flow failed, none finished, or a setup failure (EAL, port); 2 usage or\n"
+         "configuration error (unknown host, interface\n"
          "without IPv4/MAC or with another address, start time too far in the past)\n";
 }
 

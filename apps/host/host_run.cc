@@ -130,7 +130,8 @@ std::vector<std::string> check_host_run(const fabric::RunConfig& cfg, const Host
 }
 
 /// One line of the local NIC's packet counters and, when any, its receive drops by reason.
-void print_nic_counters(const std::string& host, const nic::NicCounters& c) {
+void print_nic_counters(const std::string& host, const nic::RoceHost& nic, TimeNs now) {
+  const nic::NicCounters& c = nic.counters();
   std::printf("rocemu-host: %s nic: rx %llu tx %llu packets, %llu retransmitted, %llu timeouts,"
               " %llu NAKs sent, %llu received; rx drops %llu",
               host.c_str(), static_cast<unsigned long long>(c.rx_packets),
@@ -144,7 +145,8 @@ void print_nic_counters(const std::string& host, const nic::NicCounters& c) {
     if (c.drops[i] > 0)
       std::printf(" %s=%llu", nic::rx_drop_name(static_cast<nic::RxDrop>(i)),
                   static_cast<unsigned long long>(c.drops[i]));
-  std::printf("\n");
+  std::printf("\nrocemu-host: %s nic: %s\n", host.c_str(),
+              nic::pfc_and_pool_text(c, nic.paused_ns_total(now)).c_str());
 }
 
 int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
@@ -241,7 +243,7 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
     r = f.result(("host:" + o.host).c_str(), now);
     r.wall_ns = now;  // the loop ran in real time: engine time is wall time since the start
     failures = f.failures();
-    print_nic_counters(o.host, f.host(node).counters());
+    print_nic_counters(o.host, f.host(node), now);
     std::printf("rocemu-host: %s stopped at %.3f ms of workload time%s\n", o.host.c_str(),
                 static_cast<double>(now) / 1e6, now >= limit_ns ? " (time limit)" : "");
   }
@@ -270,7 +272,7 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
                  static_cast<unsigned long long>(r.summary.flows_unfinished),
                  static_cast<unsigned long long>(r.flows_failed));
   fabric::eal_stop();
-  return r.all_finished ? 0 : 1;
+  return fabric::workload_exit_status(r);
 }
 
 }  // namespace rocemu::apps

@@ -36,7 +36,8 @@ std::vector<std::string> check_host_run(const fabric::RunConfig& cfg, const Host
                                         int64_t now_ns, std::vector<std::string>& warnings);
 
 /// Runs host o.host of `cfg` (already checked) until done; writes o.out_dir. Returns the exit
-/// status (0: every own flow finished; 1: failures, unfinished flows or setup failure).
+/// status (fabric::workload_exit_status: 0 none of its flows failed and one finished or it had
+/// none; 1 failures, no flow finished, or setup failure).
 int run_host(const fabric::RunConfig& cfg, const HostOptions& o);
 
 /// CLOCK_REALTIME in ns.

@@ -27,7 +27,7 @@ int merge(const fabric::RunConfig& cfg, const apps::HostOptions& o) {
   fabric::write_workload_files(r, o.merge_out);
   std::printf("results: %s/flows.csv, %s/bins.csv, %s/metrics.csv\n", o.merge_out.c_str(),
               o.merge_out.c_str(), o.merge_out.c_str());
-  return r.all_finished && r.flows_failed == 0 ? 0 : 1;
+  return fabric::workload_exit_status(r);
 }
 
 }  // namespace

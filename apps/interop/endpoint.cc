@@ -129,6 +129,7 @@ std::string Endpoint::counters_report() const {
                 (unsigned long long)c.naks_received, (unsigned long long)c.timeouts,
                 (unsigned long long)arp_replies_);
   out += line;
+  out += "rocemu: " + nic::pfc_and_pool_text(c, host_.paused_ns_total(tsc_now_ns())) + "\n";
   if (read_response_loss_ > 0) {
     std::snprintf(line, sizeof line,
                   "rocemu: READ responses dropped on purpose (loss %.3f): %llu\n",

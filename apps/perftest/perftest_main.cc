@@ -167,6 +167,14 @@ int run_loopback(const PerftestOptions& o) {
                  o.tool.c_str(),
                  (unsigned long long)(c0.retransmitted_packets + c1.retransmitted_packets),
                  (unsigned long long)(c0.drops_total() + c1.drops_total()));
+  for (int i = 0; i < 2; ++i) {
+    const nic::NicCounters& c = bench->host(i).counters();
+    uint64_t pfc = c.tx_alloc_failures;
+    for (auto v : c.pfc_frames_received) pfc += v;
+    if (pfc > 0)
+      std::fprintf(stderr, "%s: note: host %d %s\n", o.tool.c_str(), i,
+                   nic::pfc_and_pool_text(c, bench->host(i).paused_ns_total(kNever)).c_str());
+  }
   return rc;
 }
 

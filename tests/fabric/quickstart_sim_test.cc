@@ -90,6 +90,37 @@ TEST(QuickstartSim, GoBackNRecoversThroughOnePercentLossReorderAndDuplication) {
 
 namespace rocemu::fabric {
 
+// A write job that does not complete says why: the first error completion (QP, work
+// request, status), or how far it got when the run ended.
+TEST(QuickstartSim, AJobThatDoesNotCompleteNamesTheQpAndTheStatus) {
+  RunConfig cfg = quickstart();
+  cfg.job.bytes = 64u << 10;
+  cfg.job.message_bytes = 16u << 10;
+  cfg.topology.links[0].impairment = LinkImpairment{1.0, 0, 0, 0};  // h0's link loses all
+  cfg.sim.until_ns = 10 * kNsPerSec;
+  const JobResult dead = run_write_job_virtual(cfg);
+  ASSERT_FALSE(dead.completed);
+  EXPECT_NE(dead.failure.find("RDMA WRITE 1 of 4 completed with status 12 (transport retry "
+                              "counter exceeded), and later ones were flushed"),
+            std::string::npos)
+      << dead.failure;
+  EXPECT_EQ(dead.failure.rfind("QP 0x", 0), 0u) << dead.failure;
+  EXPECT_NE(to_text(dead).find("  not completed: QP 0x"), std::string::npos);
+  EXPECT_NE(to_json(dead).find("\"failure\": \"QP 0x"), std::string::npos);
+
+  cfg.sim.until_ns = 50 * kNsPerUs;  // ends long before the retries run out
+  const JobResult cut = run_write_job_virtual(cfg);
+  ASSERT_FALSE(cut.completed);
+  EXPECT_NE(cut.failure.find(": 0 of 4 RDMA WRITEs completed, 4 posted, no error completion when "
+                             "the run ended at 0.050 ms"),
+            std::string::npos)
+      << cut.failure;
+  const JobResult ok = run_write_job_virtual(quickstart());
+  ASSERT_TRUE(ok.completed);
+  EXPECT_EQ(ok.failure, "");
+  EXPECT_EQ(to_json(ok).find("failure"), std::string::npos);
+}
+
 TEST(QuickstartSim, CapturesAChosenSwitchPortToPcapng) {
   RunConfig cfg = quickstart();
   cfg.job.bytes = 64u << 10;

@@ -81,6 +81,74 @@ TEST(Pfc, PausedPriorityStopsForQuantaTimesSlotTimeAndXonResumes) {
   rte_pktmbuf_free(m);
 }
 
+// [nic.pfc_watchdog]: a priority paused without a break while the NIC has data for it, for
+// the detection time, is a storm: the pause in force is dropped and further pauses on that
+// priority are ignored (counted) for the restore time; then pauses are obeyed again.
+TEST(Pfc, WatchdogIgnoresAPauseStormAfterDetectionForTheRestoreTime) {
+  for (const bool on : {false, true}) {
+    SCOPED_TRACE(on ? "watchdog on" : "watchdog off");
+    nic::NicParams p;
+    if (on) p.pfc_watchdog = PfcWatchdog{1 * kNsPerMs, 2 * kNsPerMs};
+    HostPair hp(p, 25 * kBpsPerGbps);
+    nic::RoceHost& h = *hp.host[0];
+    auto a = pattern(1 << 20, 1);
+    std::vector<uint8_t> b(a.size());
+    const auto amr = hp.reg(0, a), bmr = hp.reg(1, b);
+    ibv_sge sge{amr.addr, static_cast<uint32_t>(a.size()), amr.lkey};
+    ibv_send_wr wr = make_wr(1, IBV_WR_RDMA_WRITE, &sge, 1, bmr.addr, bmr.rkey);
+    ASSERT_EQ(h.post_send(hp.qpn[0], &wr, nullptr), 0);
+    rte_mbuf* first = h.tx(0, 0);
+    ASSERT_NE(first, nullptr);
+    rte_pktmbuf_free(first);
+    // A storm: the maximum pause (65535 quanta = 1.342157 ms at 25 Gbps) every 0.5 ms.
+    const auto storm_frame = [&](TimeNs at) {
+      rte_mbuf* f = pfc_frame(3, 0xffff);
+      h.rx(0, &f, 1, at);
+    };
+    storm_frame(1000);
+    EXPECT_EQ(h.tx(0, 2000), nullptr);
+    storm_frame(501'000);
+    EXPECT_EQ(h.tx(0, 502'000), nullptr);
+    const TimeNs detect = 1000 + 1 * kNsPerMs;
+    EXPECT_EQ(h.next_deadline(), on ? detect : 501'000 + 1'342'157) << "watchdog deadline";
+    h.on_timer(detect);
+    rte_mbuf* m = h.tx(0, detect);
+    EXPECT_EQ(m != nullptr, on) << "storm detected: the NIC sends despite the pause";
+    if (m) rte_pktmbuf_free(m);
+    EXPECT_EQ(h.counters().pfc_storms[3], on ? 1u : 0u);
+    // Pauses during the restore time are counted and ignored.
+    storm_frame(1'200'000);
+    m = h.tx(0, 1'300'000);
+    EXPECT_EQ(m != nullptr, on);
+    if (m) rte_pktmbuf_free(m);
+    EXPECT_EQ(h.counters().pfc_frames_received[3], 3u);
+    if (!on) continue;
+    EXPECT_EQ(h.paused_until(3), 0);
+    // After detect + 2 ms pauses are obeyed again, and detection starts over.
+    storm_frame(detect + 2 * kNsPerMs + 1000);
+    EXPECT_EQ(h.tx(0, detect + 2 * kNsPerMs + 2000), nullptr);
+    EXPECT_EQ(h.next_deadline(), detect + 2 * kNsPerMs + 1000 + 1 * kNsPerMs);
+    EXPECT_EQ(h.counters().pfc_storms[3], 1u);
+    EXPECT_EQ(h.check_invariants(), "");
+  }
+}
+
+// The watchdog needs packets waiting: a NIC with nothing to send on a paused priority never
+// declares a storm, however long the pause.
+TEST(Pfc, WatchdogDoesNotTripWithoutPacketsWaiting) {
+  nic::NicParams p;
+  p.pfc_watchdog = PfcWatchdog{1 * kNsPerMs, 2 * kNsPerMs};
+  HostPair hp(p, 25 * kBpsPerGbps);
+  nic::RoceHost& h = *hp.host[0];
+  for (TimeNs t = 0; t < 10 * kNsPerMs; t += 500'000) {
+    rte_mbuf* f = pfc_frame(3, 0xffff);
+    h.rx(0, &f, 1, t);
+    h.on_timer(t + 1);
+  }
+  EXPECT_EQ(h.counters().pfc_storms[3], 0u);
+  EXPECT_GT(h.paused_until(3), 0);
+}
+
 TEST(Pfc, AcksUseTheControlPriorityAndPassADataPause) {
   nic::NicParams p;
   HostPair hp(p, 25 * kBpsPerGbps);

@@ -199,6 +199,27 @@ TEST(NicParams, RejectsBadValuesAndUnknownKeys) {
   EXPECT_EQ(q.dscp_to_priority[48], 6);
 }
 
+TEST(NicParams, PfcWatchdogTableForwardsOnly) {
+  const auto parse = [](const char* text, ConfigErrors& e) {
+    auto t = toml::parse(text);
+    ConfigReader r(t, "nic", e);
+    return parse_nic_params(r);
+  };
+  ConfigErrors errs;
+  EXPECT_FALSE(parse("", errs).pfc_watchdog.on()) << "off without the table";
+  const NicParams d = parse("[pfc_watchdog]\n", errs);
+  EXPECT_EQ(d.pfc_watchdog.detection_ns, 200 * kNsPerMs);
+  EXPECT_EQ(d.pfc_watchdog.restore_ns, 200 * kNsPerMs);
+  EXPECT_EQ(parse("[pfc_watchdog]\ndetection_ms = 2\n", errs).pfc_watchdog.detection_ns,
+            2 * kNsPerMs);
+  ASSERT_TRUE(errs.empty()) << errs.format("t");
+  ConfigErrors bad;
+  parse("[pfc_watchdog]\naction = \"drop\"\nrestore_ms = -1\n", bad);
+  const std::string all = bad.format("t");
+  EXPECT_NE(all.find("nic.pfc_watchdog.action=drop"), std::string::npos) << all;
+  EXPECT_NE(all.find("nic.pfc_watchdog.restore_ms"), std::string::npos) << all;
+}
+
 }  // namespace
 }  // namespace rocemu::nic
 

@@ -56,10 +56,10 @@ struct Storm {
   }
 };
 
-SwitchParams params(bool watchdog) {
+SwitchParams params(bool watchdog, bool drop = false) {
   SwitchParams p;
   p.buffer_bytes = 2 << 20;
-  if (watchdog) p.pfc_watchdog = PfcWatchdog{1 * kNsPerMs, 2 * kNsPerMs};
+  if (watchdog) p.pfc_watchdog = PfcWatchdog{1 * kNsPerMs, 2 * kNsPerMs, drop};
   return p;
 }
 
@@ -93,6 +93,28 @@ TEST(PfcWatchdogSim, WithItTheStormIsContainedAndTheOtherFlowCompletes) {
   ::testing::Test::RecordProperty("storms", static_cast<int>(storms));
   ::testing::Test::RecordProperty("h1_last_rx_ns", static_cast<int>(net.host(1).last_rx_ns));
   EXPECT_GT(net.host(1).last_rx_ns, 1 * kNsPerMs);
+}
+
+// Action "drop" (SONiC's default): during each restore time the storming port's queue is
+// discarded instead of forwarded. The innocent flow completes as with "forward"; the
+// storming host loses what came up in its queue during the storms, counted as
+// pfc_watchdog drops on that port and nowhere else.
+TEST(PfcWatchdogSim, DropActionDiscardsTheStormingQueueAndContainsTheStorm) {
+  Storm net(params(true, /*drop=*/true));
+  net.sim->run_until(40 * kNsPerMs);
+  EXPECT_EQ(net.host(1).rx_packets, kPackets);
+  EXPECT_EQ(net.host(1).rx_out_of_order, 0u);
+  const uint16_t storming = net.port_to(2);
+  const uint64_t dropped = net.sw->drops(storming, RxDrop::kPfcWatchdog);
+  EXPECT_GT(dropped, 0u);
+  EXPECT_EQ(net.sw->total_drops(), dropped) << "only the watchdog drops";
+  const auto snap = net.sw->snapshot(net.sim->now());
+  EXPECT_EQ(snap.ports[storming].drops[static_cast<int>(DropReason::kPfcWatchdog)], dropped);
+  // Each of h0's packets to h2 is either delivered or dropped by the watchdog.
+  EXPECT_EQ(net.host(2).rx_packets + dropped, kPackets);
+  EXPECT_GE(snap.ports[storming].pfc_storms[3], 1u);
+  // Dropped packets release their buffer: nothing stays queued on the storming port.
+  EXPECT_EQ(net.sw->queue_bytes(storming, 3), 0u);
 }
 
 }  // namespace

@@ -42,13 +42,15 @@ TEST(SwitchParams, PfcWatchdogTable) {
       parse("[switch.pfc_watchdog]\ndetection_ms = 1.5\nrestore_ms = 10\n", errs);
   EXPECT_EQ(p.pfc_watchdog.detection_ns, 1'500'000);
   EXPECT_EQ(p.pfc_watchdog.restore_ns, 10 * kNsPerMs);
+  EXPECT_FALSE(p.pfc_watchdog.drop) << "forward by default";
+  EXPECT_TRUE(parse("[switch.pfc_watchdog]\naction = \"drop\"\n", errs).pfc_watchdog.drop);
   EXPECT_FALSE(parse("[switch.pfc_watchdog]\nenabled = false\n", errs).pfc_watchdog.on());
   ASSERT_TRUE(errs.empty()) << errs.format("t");
   ConfigErrors bad;
-  parse("[switch.pfc_watchdog]\ndetection_ms = 0\naction = \"drop\"\ntypo = 1\n", bad);
+  parse("[switch.pfc_watchdog]\ndetection_ms = 0\naction = \"pause\"\ntypo = 1\n", bad);
   const std::string all = bad.format("t");
   EXPECT_NE(all.find("switch.pfc_watchdog.detection_ms=0"), std::string::npos) << all;
-  EXPECT_NE(all.find("switch.pfc_watchdog.action=drop"), std::string::npos) << all;
+  EXPECT_NE(all.find("switch.pfc_watchdog.action=pause"), std::string::npos) << all;
   EXPECT_NE(all.find("switch.pfc_watchdog.typo"), std::string::npos) << all;
 }
 

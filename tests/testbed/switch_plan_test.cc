@@ -188,8 +188,9 @@ TEST(SwitchSummary, CsvHasOneRowPerPortAndAColumnPerDropReason) {
       "ecn_marked_packets,pfc_pauses_sent,pfc_pauses_received,drop_short,drop_not_ipv4,drop_bad_"
       "ihl,"
       "drop_bad_length,drop_bad_control,drop_unknown_dst,drop_ttl_expired,drop_buffer_full,"
-      "drop_headroom_full,elapsed_ns");
-  EXPECT_NE(csv.find("\ns0,1,h1,re1b,7,0,0,0,0,0,0,0,0,0,3,0,0,0,0,0,0,0,5\n"), std::string::npos)
+      "drop_headroom_full,drop_pfc_watchdog,pfc_storms,mbuf_alloc_failures,elapsed_ns");
+  EXPECT_NE(csv.find("\ns0,1,h1,re1b,7,0,0,0,0,0,0,0,0,0,3,0,0,0,0,0,0,0,0,0,0,5\n"),
+            std::string::npos)
       << csv;
   EXPECT_NE(switch_summary_text(r).find("not_ipv4=3"), std::string::npos);
 }

@@ -15,6 +15,7 @@
 
 #include "fabric/eal.h"
 #include "fabric/workload_job.h"
+#include "nic/roce_host.h"
 
 namespace rocemu::fabric {
 
@@ -213,6 +214,73 @@ TEST(WorkloadJobSim, MoreQpsPerPairCutTheTailOfSmallFlowsBehindLargeOnes) {
   std::printf("small flows p99 slowdown: 1 QP per pair %.2f, 4 QPs per pair %.2f\n", small_p99(one),
               small_p99(four));
   EXPECT_LT(small_p99(four), 0.5 * small_p99(one));
+}
+
+// Normal PFC is not a storm: a 16:1 incast on a 17-host star pauses the senders' NICs over
+// and over, through a 2 MB buffer, and neither the switch's nor the NICs' watchdog (5 ms detection,
+// 25x shorter than SONiC's default) takes it for one. The PFC totals reach the summary and
+// metrics.csv.
+TEST(WorkloadJobSim, IncastPfcNeverTripsTheWatchdogs) {
+  start_eal();
+  const std::string text =
+      "[run]\nseed = 3\n[topology]\nkind = \"star\"\nhosts = 17\nrate_gbps = 25\n"
+      "delay_ns = 1000\n[switch]\nbuffer_mb = 2\n[switch.pfc_watchdog]\ndetection_ms = "
+      "5\nrestore_ms = 5\n"
+      "[nic.pfc_watchdog]\ndetection_ms = 5\nrestore_ms = 5\n"
+      "[workload]\nload = 0\nduration_us = 20000\n"
+      "[workload.incast]\nsenders = 16\nsize_bytes = 262144\nperiod_us = 2000\nreceiver = 0\n"
+      "[sim]\nuntil_us = 200000\n";
+  const RunConfig cfg = parse_run_config(toml::parse(text), "incast-watchdog");
+  ASSERT_TRUE(cfg.nic_params.pfc_watchdog.on());
+  const WorkloadResult r = run_workload_virtual(cfg, quiet());
+  ASSERT_TRUE(r.all_finished);
+  EXPECT_EQ(r.records.size(), 16u * 10u);
+  EXPECT_GT(r.summary.pfc_pauses, 100u) << "the incast should exercise PFC";
+  EXPECT_GT(r.pfc.nic_pauses_received, 100u);
+  EXPECT_GT(r.pfc.nic_paused_ns, 0u);
+  EXPECT_EQ(r.pfc.switch_storms, 0u);
+  EXPECT_EQ(r.pfc.nic_storms, 0u);
+  EXPECT_EQ(r.switch_drops, 0u);
+  const std::string m = workload_metrics_csv(r);
+  EXPECT_NE(m.find("\nnic_pfc_pauses_received," + std::to_string(r.pfc.nic_pauses_received) + "\n"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("\nnic_pfc_storms,0\n"), std::string::npos) << m;
+  EXPECT_NE(workload_text(r).find("received by switches 0 and by NICs"), std::string::npos)
+      << workload_text(r);
+}
+
+// One exit rule for rocemu-sim, rocemu-host and the merge; failed flows are listed.
+TEST(WorkloadJobSim, ExitStatusAndFailureReport) {
+  WorkloadResult r;
+  EXPECT_EQ(workload_exit_status(r), 0) << "no flows of its own (a receiving host)";
+  r.flows_generated = 3;
+  EXPECT_EQ(workload_exit_status(r), 1) << "flows generated, none finished";
+  r.records.resize(1);
+  r.summary.flows_unfinished = 2;
+  EXPECT_EQ(workload_exit_status(r), 0) << "unfinished at the end of the run is not an error";
+  FlowFailure f;
+  f.flow.id = 12;
+  f.flow.size_bytes = 4096;
+  f.src = "h0";
+  f.dst = "h3";
+  f.status = IBV_WC_RETRY_EXC_ERR;
+  r.failures.push_back(f);
+  f.flow.id = 13;
+  f.status = -1;
+  r.failures.push_back(f);
+  r.flows_failed = 2;
+  EXPECT_EQ(workload_exit_status(r), 1);
+  EXPECT_EQ(workload_failures_csv(r),
+            "flow_id,src,dst,size_bytes,status\n"
+            "12,h0,h3,4096,transport retry counter exceeded\n"
+            "13,h0,h3,4096,post_refused\n");
+  const std::string text = workload_text(r);
+  EXPECT_NE(text.find("failed: flow 12 h0 -> h3 (4096 bytes): transport retry counter exceeded"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("failed: flow 13 h0 -> h3 (4096 bytes): post refused by the NIC"),
+            std::string::npos);
 }
 
 }  // namespace rocemu::fabric
