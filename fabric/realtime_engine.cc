@@ -2,6 +2,7 @@
 #include "fabric/realtime_engine.h"
 
 #include "common/idle_backoff.h"
+#include "fabric/kernel_neighbours.h"
 
 #include <net/if.h>
 #include <unistd.h>
@@ -247,7 +248,8 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
     if (rc < 0) fail(what + " rx queue", rc);
     rc = rte_eth_tx_queue_setup(id, 0, txd, rte_eth_dev_socket_id(id), nullptr);
     if (rc < 0) fail(what + " tx queue", rc);
-    rc = rte_eth_dev_start(id);
+    // A plain start would flush a kernel interface's neighbour entries (kernel_neighbours.h).
+    rc = start_port_keeping_neighbours(id);
     if (rc < 0) fail(what + " start", rc);
     rte_eth_promiscuous_enable(id);  // not every PMD supports it; harmless if not
   }

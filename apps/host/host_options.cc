@@ -41,6 +41,13 @@ HostOptions parse_host_options(int argc, char** argv) {
           o.errors.push_back("--start-at=" + value +
                              ": expected nanoseconds since the epoch (date +%s%N)");
       }
+    } else if (a == "--start-file") {
+      if (need(a)) {
+        if (value.empty())
+          o.errors.push_back("--start-file: expected a file name");
+        else
+          o.start_file = value;
+      }
     } else if (a == "--out") {
       if (need(a)) o.out_dir = value;
     } else if (a == "--grace-ms") {
@@ -102,13 +109,24 @@ HostOptions parse_host_options(int argc, char** argv) {
     if (o.iface.empty())
       o.errors.push_back("missing -d IFACE (the kernel interface of the host's port)");
     if (o.out_dir.empty() && !o.host.empty()) o.out_dir = "out/host-" + o.host;
+    if (o.start_at_ns && !o.start_file.empty())
+      o.errors.push_back("--start-at and --start-file exclude each other (one start instant)");
   }
   return o;
 }
 
+std::optional<int64_t> parse_start_instant(const std::string& text) {
+  std::string t = text;
+  if (!t.empty() && t.back() == '\n') t.pop_back();
+  int64_t v = 0;
+  if (!parse_i64(t, v) || v <= 0) return std::nullopt;
+  return v;
+}
+
 std::string host_help(const std::string& p) {
   return "usage: " + p +
-         " CONFIG.toml --host NAME -d IFACE [--start-at EPOCH_NS] [--out DIR]\n"
+         " CONFIG.toml --host NAME -d IFACE [--start-at EPOCH_NS | --start-file F]\n"
+         "         [--out DIR]\n"
          "         [--grace-ms MS] [--time-limit-s S] [--max-start-lag-ms MS] [--seed N]\n"
          "         [--idle-sleep-us N]\n"
          "         [--log-level LEVEL] [-- EAL-ARGS...]\n"
@@ -133,6 +151,10 @@ std::string host_help(const std::string& p) {
          "  --start-at EPOCH_NS    workload time 0 as CLOCK_REALTIME ns (`date +%s%N`); give\n"
          "                         every process the same instant a few seconds ahead\n"
          "                         (default: now)\n"
+         "  --start-file F         readiness handshake: once its port and QPs are up, print\n"
+         "                         `rocemu-host: NAME ready` and wait (up to 60 s) for F to hold\n"
+         "                         the start instant in EPOCH_NS (workload.sh writes it once\n"
+         "                         every host is ready)\n"
          "  --out DIR              per-host flows.csv, bins.csv, metrics.csv (default "
          "out/host-NAME)\n"
          "  --grace-ms MS          keep serving peers' flows this long after the workload's last\n"

@@ -16,6 +16,7 @@ struct HostOptions {
   std::string host;                          // --host NAME (a host of the run's topology)
   std::string iface;                         // -d IFACE (the host end of a veth)
   std::optional<int64_t> start_at_ns;        // --start-at EPOCH_NS (CLOCK_REALTIME); none: now
+  std::string start_file;                    // --start-file PATH: the instant, once written there
   std::string out_dir;                       // --out DIR (default out/host-NAME)
   int64_t grace_ns = 1'000'000'000;          // --grace-ms: serve peers after the last flow start
   std::optional<int64_t> idle_sleep_ns;       // --idle-sleep-us (default [testbed] idle_sleep_us)
@@ -37,5 +38,8 @@ struct HostOptions {
 HostOptions parse_host_options(int argc, char** argv);
 /// The --help text.
 std::string host_help(const std::string& program);
+/// The start instant in a --start-file's text: one positive integer, nanoseconds since the
+/// epoch (`date +%s%N`), optionally followed by a newline; nothing if the text is not that.
+std::optional<int64_t> parse_start_instant(const std::string& text);
 
 }  // namespace rocemu::apps

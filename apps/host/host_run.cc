@@ -13,7 +13,10 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "apps/interop/dpdk_port.h"
 #include "apps/interop/endpoint.h"
@@ -32,6 +35,7 @@ namespace {
 constexpr uint16_t kBurst = 32;
 constexpr TimeNs kPullIntervalNs = 10 * kNsPerUs;  // as the engines' queue_sample_ns
 constexpr uint32_t kMaxPoolMbufs = 8191;
+constexpr int64_t kStartFileWaitNs = 60'000'000'000;  // --start-file: give up after 60 s
 
 std::string mac_text(const MacAddr& m) {
   char s[24];
@@ -49,6 +53,28 @@ void wait_until(int64_t at_ns) {
     }
   }
   while (realtime_ns() < at_ns) {
+  }
+}
+
+/// --start-file: polls `path` every millisecond until it holds the start instant (the
+/// script writes it with a rename, so a partial file is never seen). Throws
+/// std::runtime_error after kStartFileWaitNs.
+int64_t wait_for_start_file(const std::string& path) {
+  const int64_t give_up = realtime_ns() + kStartFileWaitNs;
+  while (true) {
+    std::ifstream f(path);
+    if (f) {
+      std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      if (auto at = parse_start_instant(text)) return *at;
+      throw std::runtime_error("--start-file " + path + ": '" + text +
+                               "' is not a start instant (nanoseconds since the epoch)");
+    }
+    if (realtime_ns() > give_up)
+      throw std::runtime_error("--start-file " + path + ": no start instant after " +
+                               std::to_string(kStartFileWaitNs / 1'000'000'000) +
+                               " s (workload.sh writes it once every host is ready)");
+    const timespec ms{0, 1'000'000};
+    nanosleep(&ms, nullptr);
   }
 }
 
@@ -186,7 +212,17 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
     Node* n = f.node(node);
     const uint64_t rate_bps = t.links().at(t.node(node).ports.at(0).link).rate_bps;
     const TimeNs limit_ns = o.time_limit_ns.value_or(cfg.testbed.time_limit_ns);
-    const int64_t start_at = o.start_at_ns.value_or(realtime_ns());
+    // Ready: the port receives and every QP is connected, so a peer's frames from now on are
+    // queued on the port, not lost. With --start-file the start instant is set only once
+    // every host said so (a slow setup delays the run instead of failing its flows).
+    int64_t start_at = 0;
+    if (!o.start_file.empty()) {
+      std::printf("rocemu-host: %s ready\n", o.host.c_str());
+      std::fflush(stdout);
+      start_at = wait_for_start_file(o.start_file);
+    } else {
+      start_at = o.start_at_ns.value_or(realtime_ns());
+    }
     std::printf("rocemu-host: %s (%s) on %s, %llu hosts, start in %.3f s\n", o.host.c_str(),
                 ipv4_to_string(t.node(node).ipv4).c_str(), o.iface.c_str(),
                 static_cast<unsigned long long>(wcfg.hosts.size()),

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "fabric/kernel_neighbours.h"
+
 namespace rocemu::interop {
 
 namespace {
@@ -66,7 +68,9 @@ ExternalPort::ExternalPort(const std::string& dev_name, uint32_t pool_mbufs, uin
     fail("rte_eth_rx_queue_setup", rc);
   if (int rc = rte_eth_tx_queue_setup(port_, 0, ntx, sock, nullptr); rc != 0)
     fail("rte_eth_tx_queue_setup", rc);
-  if (int rc = rte_eth_dev_start(port_); rc != 0) fail("rte_eth_dev_start", rc);
+  // A plain rte_eth_dev_start would flush the interface's neighbour entries, static ones
+  // included (fabric/kernel_neighbours.h): the testbed's for the next program on it.
+  if (int rc = fabric::start_port_keeping_neighbours(port_); rc != 0) fail("rte_eth_dev_start", rc);
   rte_eth_promiscuous_enable(port_);
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "apps/perftest/data_check.h"
 #include "apps/perftest/net_station.h"
 #include "apps/perftest/perftest_exchange.h"
 
@@ -79,6 +80,7 @@ class Session {
   void run_bw_requester();
   void run_send_receiver();
   void report_bw(uint32_t size, const BwRow& row);
+  bool check_data(uint32_t size);
   void close();
 };
 
@@ -178,6 +180,13 @@ void Session::setup() {
       st_ = std::make_unique<Station>(o_, me_, peer_, half);
     }
     if (!client_) send(interop::format_perftest_key(st_->key(q)).data(), sizeof buf);
+  }
+  // --check_data: the source of the transfer holds the pattern before any byte moves (READ:
+  // the server's advertised buffers; WRITE/SEND: the client's send buffers).
+  if (o_.check_data && (o_.verb == Verb::kRead) != client_) {
+    for (uint32_t q = 0; q < o_.num_qps; ++q)
+      fill_check_pattern(o_.verb == Verb::kRead ? st_->side.recv_buf(q) : st_->side.send_buf(q),
+                         st_->side.half, q);
   }
   st_->connect_all(theirs, o_);
   hand_shake(0, kSetupTimeoutMs);  // after RTR
@@ -288,6 +297,25 @@ void Session::run_size(uint32_t size, BwRow& last_row) {
   if (o_.all_sizes && send && !t_.failed) hand_shake(0, wait_ms());
 }
 
+/// --check_data on the side the bytes landed on: [0, size) of every QP's receive buffer holds
+/// the peer's pattern (the last, largest size overwrote the smaller ones). Prints the outcome.
+bool Session::check_data(uint32_t size) {
+  for (uint32_t q = 0; q < o_.num_qps; ++q) {
+    const uint8_t* got = st_->side.recv_buf(q);
+    const int64_t at = first_pattern_mismatch(got, size, q);
+    if (at < 0) continue;
+    std::fprintf(stderr,
+                 "%s: data check failed: QP %u byte %lld of %u is 0x%02x, the pattern has 0x%02x"
+                 " (does the peer run with --check_data too?)\n",
+                 o_.tool.c_str(), q, static_cast<long long>(at), size, got[at],
+                 check_pattern_byte(q, static_cast<uint64_t>(at)));
+    return false;
+  }
+  std::printf(" Data check: %u QP(s) x %u bytes, every byte as the peer sent it\n", o_.num_qps,
+              size);
+  return true;
+}
+
 void Session::close() {
   hand_shake(0, wait_ms());
   send(kDone, sizeof kDone);
@@ -314,8 +342,10 @@ int Session::run() {
     t_.reset(o_, static_cast<uint32_t>(last_row.size_bytes), 0);
     t_.messages = last_row.iters;
     report_bw(static_cast<uint32_t>(last_row.size_bytes), last_row);
+    const bool data_ok = !o_.check_data || o_.verb != Verb::kWrite ||
+                         check_data(static_cast<uint32_t>(last_row.size_bytes));
     close();
-    return 0;
+    return data_ok ? 0 : 1;
   }
   for (uint32_t size : sizes_) {
     run_size(size, last_row);
@@ -325,6 +355,11 @@ int Session::run() {
       return 1;
     }
   }
+  // The READ client and the SEND server hold what moved (the WRITE server checked above).
+  const bool data_ok =
+      !o_.check_data ||
+      !((client_ && o_.verb == Verb::kRead) || (!client_ && o_.verb == Verb::kSend)) ||
+      check_data(sizes_.back());
   if (half_duplex_rdma) {
     hand_shake(0, wait_ms());
     uint8_t theirs[kBwReportFields * kBwReportFieldBytes];
@@ -338,7 +373,7 @@ int Session::run() {
   if (!client_ && o_.metric == Metric::kLatency)
     std::printf(" Served %zu message size(s) to %s\n", sizes_.size(),
                 ipv4_to_string(peer_.ipv4).c_str());
-  return t_.failed ? 1 : 0;
+  return t_.failed || !data_ok ? 1 : 0;
 }
 }  // namespace
 

@@ -74,6 +74,8 @@ std::string perftest_usage(const std::string& tool) {
          "      --roce_ip=<a.b.c.d>    network mode: our RoCE address (default: the interface's)\n"
          "      --idle_sleep_us=<us>   network mode: sleep up to <us> when the poll loop is idle\n"
          "                             (lets several pollers share cores; default 0 = busy poll)\n"
+         "      --check_data           network mode, bandwidth without -b, on both sides: the\n"
+         "                             sender's bytes are a pattern the receiving side checks\n"
          "  -h, --help                 this text\n";
 }
 
@@ -123,7 +125,8 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
                                                        {"--loopback", 'l'},
                                                        {"-h", 'h'},
                                                        {"--help", 'h'},
-                                                       {"--out_json", 'j'}};
+                                                       {"--out_json", 'j'},
+                                                       {"--check_data", 'C'}};
   for (size_t i = 0; i < args.size(); ++i) {
     std::string a = args[i];
     if (a == "--") {
@@ -162,6 +165,9 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
           break;
         case 'l':
           o.loopback = true;
+          break;
+        case 'C':
+          o.check_data = true;
           break;
         case 'h':
           out.exit_code = 0;
@@ -276,6 +282,8 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
     return bad("give --loopback, or -d <interface> for a server or client on a DPDK port");
   if (o.loopback && !o.roce_ip.empty()) return bad("--roce_ip is for network mode (-d)");
   if (o.loopback && o.idle_sleep_us > 0) return bad("--idle_sleep_us is for network mode (-d)");
+  if (o.check_data && (o.loopback || lat || o.bidirectional))
+    return bad("--check_data is for network-mode (-d) bandwidth tests without -b");
   if (lat && o.tx_depth != 1) o.tx_depth = 1;  // ping-pong: one message in flight
   return out;
 }

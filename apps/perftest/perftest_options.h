@@ -49,6 +49,7 @@ struct PerftestOptions {
   uint32_t connect_timeout_s = 10;  // --connect_timeout: client's wait for the server
   uint32_t server_wait_s = 3600;    // --server_wait: server's wait for a client
   uint32_t idle_sleep_us = 0;       // --idle_sleep_us: poll-loop idle backoff (0 = busy poll)
+  bool check_data = false;  // --check_data: the moved bytes are a pattern, checked (data_check.h)
   std::vector<std::string> eal_args;
 };
 

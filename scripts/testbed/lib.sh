@@ -129,8 +129,9 @@ tb_up() {
     ip link add "$hdev" netns "$ns" type veth peer name "$sdev" netns "$sw_ns" || return 1
     ip -n "$ns" link set "$hdev" address "$hmac"
     _tb_no_offload "$ns" "$hdev" || return 1
-    # NOARP: a DPDK tool starting its af_packet port on this interface makes the kernel
-    # flush the interface's neighbour entries, permanent ones included; with ARP off the
+    # NOARP: a DPDK port start on this interface flushes its neighbour entries, permanent
+    # ones included (ethdev replays the MAC with SIOCSIFHWADDR). rocemu's programs write
+    # them back (fabric/kernel_neighbours.h); should another program not, with ARP off the
     # kernel re-creates them without asking (lladdr = its own MAC, which the switch ignores:
     # it forwards by IPv4 destination and rewrites both MACs) instead of sending ARP
     # requests nobody answers.

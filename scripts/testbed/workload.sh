@@ -13,6 +13,8 @@
 #   --seed N       run seed for every process (default: the config's)
 #   --out DIR      results: DIR/<host>/ per host, DIR/merged/ combined (default out/wl-<pid>)
 #   --build DIR    the meson build directory (default build)
+#   --start-delay-s S  the common start instant is S s (integer) after the last host reported
+#                  ready (default 1)
 #   --direct       two hosts joined directly by one veth pair, no switch process (af_packet
 #                  receives every frame whatever its MAC): a test setup that needs no lib.sh
 #   --bridge       N hosts on a Linux bridge (in its own namespace), no switch process: the
@@ -20,16 +22,21 @@
 #                  which it never learns) and each host keeps its own; no switch queues
 # Without --direct the switch testbed of scripts/testbed/lib.sh is used (tb_up CONFIG starts
 # the rocemu-switch process and one namespace per host; tb_exec HOST runs in it).
-# Every host process starts at the same wall-clock instant (now + --start-delay-s, default
-# 3); the script waits for all, merges (rocemu-host --merge) and prints the summary. Exit:
-# 0 every host finished every flow; 1 a host or the merge failed; 2 usage.
+# Readiness handshake: every host process sets up its port and QPs, prints "rocemu-host: NAME
+# ready" and waits for DIR/start; once every host is ready (at most 60 s) the script writes
+# the common start instant there (now + --start-delay-s), so a host that is slow to set up
+# delays the run instead of starting late. The script waits for all, merges (rocemu-host
+# --merge) and prints the summary. Exit: 0 every host finished every flow; 1 a host or the
+# merge failed (or was not ready); 2 usage.
+# Environment: WL_HOST_WRAPPER, a command put before each rocemu-host inside its namespace
+# (e.g. "strace -f -o /tmp/h.trace"; tests/wljob delays one host's start with it).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-usage() { sed -n '4,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '4,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 config= hosts= load=0.3 duration_us=10000 rate_gbps=10 cdf=$root/configs/workloads/FbHdp_distribution.txt
-seed= out= build=$root/build start_delay_s=3 grace_ms=1000 time_limit_s= direct=0 bridge=0
+seed= out= build=$root/build start_delay_s=1 grace_ms=1000 time_limit_s= direct=0 bridge=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --config) config=$2; shift 2 ;;
@@ -41,7 +48,8 @@ while [[ $# -gt 0 ]]; do
     --seed) seed=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --build) build=$(readlink -f "$2"); shift 2 ;;
-    --start-delay-s) start_delay_s=$2; shift 2 ;;
+    --start-delay-s) [[ $2 =~ ^[0-9]+$ ]] || { echo "$0: --start-delay-s needs whole seconds" >&2; exit 2; }
+      start_delay_s=$2; shift 2 ;;
     --grace-ms) grace_ms=$2; shift 2 ;;
     --time-limit-s) time_limit_s=$2; shift 2 ;;
     --policy|--agent-interval-us) TB_SWITCH_ARGS+=" $1 $2"; shift 2 ;;
@@ -105,7 +113,10 @@ tag=$$
 brns=rocemu-wl$tag-br
 cleanup_own() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for n in "${names[@]}"; do ip netns del "rocemu-wl$tag-$n" 2>/dev/null || true; done
+  for n in "${names[@]}"; do  # what still runs in them first (as tb_down does)
+    ip netns pids "rocemu-wl$tag-$n" 2>/dev/null | xargs -r kill -KILL 2>/dev/null || true
+    ip netns del "rocemu-wl$tag-$n" 2>/dev/null || true
+  done
   ip netns del "$brns" 2>/dev/null || true
 }
 # Host k's namespace with its veth end dev_of[k] carrying the topology's MAC and IPv4.
@@ -156,14 +167,39 @@ else
   iface_of() { tb_iface "${names[$1]}"; }
 fi
 
-start_at=$(( $(date +%s%N) + start_delay_s * 1000000000 ))
+start_file=$out/start
+rm -f "$start_file" "$start_file.tmp"
+read -ra host_wrapper <<<"${WL_HOST_WRAPPER:-}"
 for k in "${!names[@]}"; do
   n=${names[k]}
   # Spread the busy pollers over the cores (EAL pins each to its -l core).
-  in_host "$k" "$bin" "$config" --host "$n" -d "$(iface_of "$k")" --start-at "$start_at" \
+  in_host "$k" "${host_wrapper[@]}" "$bin" "$config" --host "$n" -d "$(iface_of "$k")" \
+    --start-file "$start_file" \
     --out "$out/$n" "${common[@]}" "${run_args[@]}" -- -l $((k % ncpu)) >"$out/$n.log" 2>&1 &
   pids+=($!)
 done
+# Every host ready (its line in its log), or one gone before it was: then no start instant
+# is written and the others give up (their wait is bounded too).
+ready=0 gone=
+for ((i = 0; i < 600; i++)); do
+  ready=0
+  for k in "${!names[@]}"; do
+    if grep -q "^rocemu-host: ${names[k]} ready$" "$out/${names[k]}.log" 2>/dev/null; then
+      ready=$((ready + 1))
+    elif ! kill -0 "${pids[k]}" 2>/dev/null; then
+      gone=${names[k]}
+    fi
+  done
+  if [[ $ready -eq ${#names[@]} || -n "$gone" ]]; then break; fi
+  sleep 0.1
+done
+if [[ $ready -eq ${#names[@]} ]]; then
+  echo $(( $(date +%s%N) + start_delay_s * 1000000000 )) >"$start_file.tmp"
+  mv "$start_file.tmp" "$start_file"
+else
+  echo "$0: ${gone:+$gone exited before it was ready; }$ready of ${#names[@]} hosts ready: no start" >&2
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+fi
 rc=0
 for k in "${!pids[@]}"; do
   if ! wait "${pids[k]}"; then

@@ -82,6 +82,9 @@ def main():
     if mode.startswith("bw"):
         print("ok: %s%s avg %.2f peak %.2f %s" % (name, " -a (%d sizes)" % len(sizes) if all_sizes else "",
                                                 vals[1], vals[0], "Gb/s" if mode == "bw-gbits" else "MiB/s"))
+        for line in lines:  # --check_data's verdict (apps/perftest/data_check.h)
+            if line.startswith(" Data check:"):
+                print(line.strip())
     else:
         print("ok: %s typical %.2f us, p99 %.2f us" % (name, vals[2], vals[5]))
 

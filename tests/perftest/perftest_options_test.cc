@@ -110,6 +110,24 @@ TEST(PerftestOptions, NetworkModeNeedsAnInterfaceAndTakesAServerName) {
   EXPECT_EQ(parse("rocemu_write_bw", {"--loopback", "--qp-timeout=32"}).exit_code, 2);
 }
 
+TEST(PerftestOptions, CheckDataIsForNetworkBandwidthTestsWithoutBidirectional) {
+  for (const char* tool : {"rocemu_write_bw", "rocemu_send_bw", "rocemu_read_bw"}) {
+    const auto o = parse(tool, {"-d", "x", "--check_data", "10.0.0.2"});
+    ASSERT_EQ(o.exit_code, -1) << o.message;
+    EXPECT_TRUE(o.opt.check_data);
+  }
+  EXPECT_FALSE(parse("rocemu_write_bw", {"-d", "x"}).opt.check_data);
+  for (const auto& [tool, args] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"rocemu_write_bw", {"--loopback", "--check_data"}},
+           {"rocemu_send_bw", {"-d", "x", "-b", "--check_data"}},
+           {"rocemu_write_lat", {"-d", "x", "--check_data"}},
+           {"rocemu_write_bw", {"-d", "x", "--check_data=1"}}}) {
+    const auto o = parse(tool, args);
+    EXPECT_EQ(o.exit_code, 2) << tool;
+    EXPECT_NE(o.message.find("--check_data"), std::string::npos) << o.message;
+  }
+}
+
 TEST(PerftestOptions, UnknownFlagExitsTwoWithUsage) {
   const auto o = parse("rocemu_write_bw", {"--loopback", "--frobnicate"});
   EXPECT_EQ(o.exit_code, 2);

@@ -53,6 +53,26 @@ TEST(HostOptions, EveryUsageProblemIsReportedTogether) {
   EXPECT_TRUE(has(o, "missing -d"));
 }
 
+TEST(HostOptions, StartFileIsTheOtherWayToGiveTheStartInstant) {
+  const HostOptions o =
+      parse({"run.toml", "--host", "h0", "-d", "veth0", "--start-file", "/tmp/wl/start"});
+  ASSERT_TRUE(o.errors.empty()) << o.errors.front();
+  EXPECT_EQ(o.start_file, "/tmp/wl/start");
+  EXPECT_FALSE(o.start_at_ns);
+  EXPECT_TRUE(has(parse({"run.toml", "--host", "h0", "-d", "veth0", "--start-file", "f",
+                         "--start-at", "1700000000000000000"}),
+                  "exclude each other"));
+  EXPECT_TRUE(has(parse({"run.toml", "--host", "h0", "-d", "veth0", "--start-file="}),
+                  "--start-file: expected a file name"));
+}
+
+TEST(HostOptions, StartInstantIsOnePositiveIntegerOptionallyEndingInANewline) {
+  EXPECT_EQ(parse_start_instant("1700000000123456789\n"), 1700000000123456789);
+  EXPECT_EQ(parse_start_instant("1700000000123456789"), 1700000000123456789);
+  for (const char* bad : {"", "\n", "0", "-5", "17000 00", "1700000000123456789\n\n", "soon"})
+    EXPECT_FALSE(parse_start_instant(bad)) << bad;
+}
+
 TEST(HostOptions, MergeModeTakesAnOutputAndDirectories) {
   const HostOptions o = parse({"run.toml", "--merge", "out/all", "out/h0", "out/h1"});
   ASSERT_TRUE(o.errors.empty()) << o.errors.front();

@@ -3,8 +3,10 @@
 # dpdk, root; never skips). 1) scripts/testbed/workload.sh --direct: 2 hosts in 2 network
 # namespaces joined by a veth pair, a seeded 1 Gbps workload of small flows
 # (tests/wljob/small_flows_cdf.txt); both processes exit 0, the merged flows.csv holds every
-# generated flow, each with FCT >= ideal FCT, and bins/metrics parse; 3 hosts on a bridge
-# (--bridge) with incast all finish. 2) Bad input exits 2
+# generated flow, each with FCT >= ideal FCT, and bins/metrics parse; the same run with h1's
+# process started 5 s after h0's (the readiness handshake holds the start until both are
+# ready) finishes every flow too; 3 hosts through the rocemu-switch process with incast all
+# finish. 2) Bad input exits 2
 # with a clear message: unknown --host, an interface without IPv4, a start time in the past.
 # 3) An unreachable peer: h0 runs alone; its flows fail with a timeout naming h1's address
 # and the process ends (exit 1) well within its time limit. Namespaces: rocemu-*<pid>*,
@@ -28,7 +30,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 t0=$(date +%s)
 "$src/scripts/testbed/workload.sh" --direct --hosts 2 --rate-gbps 1 --load 0.3 --duration-us 5000 \
   --cdf "$src/tests/wljob/small_flows_cdf.txt" --seed 5 --grace-ms 300 --time-limit-s 15 \
-  --start-delay-s 2 --build "$build" --out "$tmp/run" >"$tmp/run.log" 2>&1 || {
+  --start-delay-s 1 --build "$build" --out "$tmp/run" >"$tmp/run.log" 2>&1 || {
   cat "$tmp/run.log"; for f in "$tmp"/run/*.log; do echo "--- $f"; cat "$f"; done; fail "workload.sh failed"; }
 cat "$tmp/run.log"
 merged=$tmp/run/merged
@@ -55,7 +57,28 @@ awk -F, 'NR>1 {s[$2]++} END {exit !(length(s) == 2)}' "$merged/flows.csv" || fai
 head -2 "$merged/bins.csv" | tail -1 | grep -q '^all,0,,' || fail "bins.csv has no 'all' row"
 echo "ok: 2 host processes, $gen flows, in $(( $(date +%s) - t0 )) s"
 
-# --- 1b) three hosts on a Linux bridge (floods every frame), incast, 2 QPs per pair ------
+# --- 1a) the same run with h1's process started 5 s late ----------------------------------
+# Before the readiness handshake every process got one --start-at (now + 2 s): a host later
+# than that found its peers' flows to it already failed ("a host started 5 s late, every
+# flow failed", issue 14 section 5). Now the start instant is set once both are ready.
+t0=$(date +%s)
+WL_HOST_WRAPPER="$src/tests/wljob/late_host_wrapper.sh $tmp/h1_delayed" \
+  "$src/scripts/testbed/workload.sh" --direct --hosts 2 --rate-gbps 1 --load 0.3 --duration-us 5000 \
+  --cdf "$src/tests/wljob/small_flows_cdf.txt" --seed 5 --grace-ms 300 --time-limit-s 15 \
+  --start-delay-s 1 --build "$build" --out "$tmp/late" >"$tmp/late.log" 2>&1 || {
+  cat "$tmp/late.log"; for f in "$tmp"/late/*.log; do echo "--- $f"; cat "$f"; done
+  fail "workload.sh with h1 5 s late failed"; }
+[[ -s "$tmp/h1_delayed" ]] || fail "the wrapper did not delay h1"
+late_gen=$(awk -F, '$1=="flows_generated"{print $2}' "$tmp/late/merged/metrics.csv")
+grep -q '^all_finished,true$' "$tmp/late/merged/metrics.csv" || fail "h1 5 s late: not every flow finished"
+grep -q '^flows_failed,0$' "$tmp/late/merged/metrics.csv" || fail "h1 5 s late: flows failed"
+[[ "$late_gen" -eq "$gen" ]] || fail "h1 5 s late: $late_gen flows, the same run had $gen"
+for n in h0 h1; do
+  grep -q "^rocemu-host: $n ready$" "$tmp/late/$n.log" || fail "h1 5 s late: $n never said ready"
+done
+echo "ok: h1 started 5 s late, all $late_gen flows finished, in $(( $(date +%s) - t0 )) s"
+
+# --- 1b) three hosts through the rocemu-switch process, incast, 2 QPs per pair ------------
 cat >"$tmp/three.toml" <<TOML
 [run]
 seed = 3
@@ -80,7 +103,7 @@ receiver = 0
 TOML
 # Three host processes through the rocemu-switch process (scripts/testbed/lib.sh).
 TB_OUT=$tmp/tb TB_BUILD=$build "$src/scripts/testbed/workload.sh" --config "$tmp/three.toml" --grace-ms 300 \
-  --time-limit-s 15 --start-delay-s 2 --build "$build" --out "$tmp/three" >"$tmp/three.log" 2>&1 || {
+  --time-limit-s 15 --start-delay-s 1 --build "$build" --out "$tmp/three" >"$tmp/three.log" 2>&1 || {
   cat "$tmp/three.log"; for f in "$tmp"/three/*.log "$tmp"/tb/switch.log; do echo "--- $f"; cat "$f"; done
   fail "switch testbed run failed"; }
 m3=$tmp/three/merged
