@@ -29,6 +29,9 @@ struct NicParams {
   uint32_t max_qps = 256;
   uint32_t max_read_jobs = 16;          // responder READ resources per QP (max_dest_rd_atomic)
   PfcWatchdog pfc_watchdog;             // [nic.pfc_watchdog]; off by default
+  // Not a [nic] key: QPNs unpredictable from off the path (the tools that exchange QP numbers
+  // with a peer set it, with a NIC seeded from the kernel's entropy). Off: 0x11, 0x12, ...
+  bool random_qpns = false;
 
   static constexpr std::array<uint8_t, 64> default_dscp_map() {
     std::array<uint8_t, 64> m{};

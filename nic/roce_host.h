@@ -146,6 +146,11 @@ class RoceHost final : public rocemu::Node {
   std::string check_invariants() const;
   uint32_t ipv4() const noexcept { return ipv4_; }
   const NicParams& params() const noexcept { return params_; }
+  /// The slot (0, 1, ... in creation order, reused after destroy_qp) of QP `qpn`, or -1 if
+  /// no QP of this host has that number; and the number of a slot. QPNs are 0x11 + slot, or
+  /// with NicParams::random_qpns that XOR a per-host random key (docs/nic.md).
+  int32_t qp_slot(uint32_t qpn) const noexcept;
+  uint32_t qpn_of_slot(uint32_t slot) const noexcept;
   /// Time until which PFC pauses `priority` (0 if not paused).
   TimeNs paused_until(uint8_t priority) const noexcept {
     return (pause_armed_ >> (priority & 7)) & 1 ? pause_.pause_end(priority & 7) : 0;
@@ -226,9 +231,10 @@ class RoceHost final : public rocemu::Node {
   uint32_t rr_next_ = 0;  // round-robin start among QPs for data
   PfcPauseState pause_;   // PFC received on the port, and the NIC's PFC watchdog
   uint8_t pause_armed_ = 0;  // priorities whose pause end is still to be a deadline
+  uint32_t qpn_mask_ = 0;     // QPN = (0x11 + slot) ^ qpn_mask_ (0 unless random_qpns)
   TimeNs alloc_retry_ns_ = kNever;
 
-  std::vector<std::unique_ptr<Qp>> qps_;  // index = qpn - kFirstQpn
+  std::vector<std::unique_ptr<Qp>> qps_;  // index = qp_slot(qpn)
   // Work tracking, so that tx() and next_deadline() do not scan every QP. Every change of
   // a QP goes through touch(index) (find_qp, tx, on_timer), which marks it a candidate for
   // both transmit loops and on_timer() and queues its deadline for recomputation. The

@@ -15,6 +15,7 @@ namespace rocemu::nic {
 
 namespace {
 constexpr uint32_t kFirstQpn = 0x11;  // QPNs 0 and 1 are special in IB; rxe starts at 0x11
+constexpr uint32_t kQpnMask = 0xFFFFFF;  // QPNs are 24 bits
 }  // namespace
 
 ibv_gid ipv4_mapped_gid(uint32_t ipv4) noexcept {
@@ -72,6 +73,12 @@ RoceHost::RoceHost(const NicParams& params, const Topology& topo, uint32_t node_
   peer_mac_ = topo.node(peer.node).ports.at(peer.port).mac;
   link_rate_bps_ = topo.links().at(n.ports[0].link).rate_bps;
   pause_.set_watchdog(params.pfc_watchdog);
+  if (params.random_qpns) {
+    // QPN = (0x11 + slot) XOR a per-host key whose bits 23..17 are neither all 0 nor all 1:
+    // slots stay O(1) to find, and no QPN is 0, 1 (special in IB) or 0xFFFFFF (multicast).
+    do qpn_mask_ = static_cast<uint32_t>(rng_.next()) & kQpnMask;
+    while ((qpn_mask_ >> 17) == 0 || (qpn_mask_ >> 17) == 0x7f);
+  }
   mrs_.emplace_back();  // key index 0 is never valid
 }
 
@@ -133,7 +140,7 @@ uint32_t RoceHost::create_qp(const QpInitAttr& a) {
     free_qps_.erase(it);
   }
   auto qp = std::make_unique<Qp>();
-  qp->qpn = kFirstQpn + index;
+  qp->qpn = qpn_of_slot(index);
   qp->pd = a.pd;
   qp->send_cq = a.send_cq;
   qp->recv_cq = a.recv_cq;
@@ -171,20 +178,28 @@ int RoceHost::destroy_qp(uint32_t qpn) {
   (void)modify_qp(qpn, a, IBV_QP_STATE);  // drops queued work without completions
   qp = find_qp(qpn);
   qp->destroyed = true;
-  free_qps_.push_back(qpn - kFirstQpn);
+  free_qps_.push_back(static_cast<uint32_t>(qp_slot(qpn)));
   --live_qps_;
   return 0;
 }
 
+int32_t RoceHost::qp_slot(uint32_t qpn) const noexcept {
+  const uint32_t i = ((qpn ^ qpn_mask_) & kQpnMask) - kFirstQpn;  // wraps below kFirstQpn
+  return qpn <= kQpnMask && i < qps_.size() ? static_cast<int32_t>(i) : -1;
+}
+uint32_t RoceHost::qpn_of_slot(uint32_t slot) const noexcept {
+  return ((kFirstQpn + slot) ^ qpn_mask_) & kQpnMask;
+}
+
 Qp* RoceHost::find_qp(uint32_t qpn) noexcept {
-  const uint32_t i = qpn - kFirstQpn;
-  if (i >= qps_.size()) return nullptr;
-  touch(i);  // the caller may change the QP
-  return qps_[i].get();
+  const int32_t i = qp_slot(qpn);
+  if (i < 0) return nullptr;
+  touch(static_cast<uint32_t>(i));  // the caller may change the QP
+  return qps_[static_cast<size_t>(i)].get();
 }
 const Qp* RoceHost::find_qp(uint32_t qpn) const noexcept {
-  const uint32_t i = qpn - kFirstQpn;
-  return i < qps_.size() ? qps_[i].get() : nullptr;
+  const int32_t i = qp_slot(qpn);
+  return i < 0 ? nullptr : qps_[static_cast<size_t>(i)].get();
 }
 
 ibv_qp_state RoceHost::qp_state(uint32_t qpn) const noexcept {

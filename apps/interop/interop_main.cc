@@ -118,6 +118,7 @@ int main(int argc, char** argv) {
     const Topology topo = two_host_topology(self, peer, 10'000'000'000ull);
     nic::NicParams np;
     np.max_read_jobs = 128;  // perftest's ib_read_bw asks for 128 outstanding READs (out_reads)
+    np.random_qpns = true;   // as the perftest tools: not 0x11, 0x12, ...
     host = std::make_unique<nic::RoceHost>(np, topo, 0, port->pool(), so.seed);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rocemu-interop: setup failed: %s\n", e.what());

@@ -111,6 +111,7 @@ Station::Station(const PerftestOptions& o, const interop::EndpointAddress& me,
   nic::NicParams np;
   np.mtu_bytes = o.mtu_bytes;
   np.max_qps = o.num_qps + 1;
+  np.random_qpns = true;  // QPNs, like PSNs, not guessable from off the path
   // The NIC's random stream draws every QP's initial PSN and every MR key's tag: in real
   // time they must not be guessable by an off-path sender (issue 14, section 6), so it is
   // seeded from the kernel's entropy, not from the address (as it was) or a constant.

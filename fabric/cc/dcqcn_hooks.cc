@@ -25,8 +25,8 @@ DcqcnHooks::DcqcnHooks(const dcqcn::DcqcnParams& params, uint64_t line_rate_bps,
 }
 
 int32_t DcqcnHooks::slot(uint32_t qpn) const noexcept {
-  const uint32_t s = qpn - kFirstQpn;  // wraps for qpn < kFirstQpn
-  return s < port_.max_qps() ? static_cast<int32_t>(s) : -1;
+  const int32_t s = host_->qp_slot(qpn);  // the NIC says which QPs exist
+  return s >= 0 && static_cast<uint32_t>(s) < port_.max_qps() ? s : -1;
 }
 
 void DcqcnHooks::push_rate(uint32_t s) noexcept {
@@ -34,7 +34,7 @@ void DcqcnHooks::push_rate(uint32_t s) noexcept {
   if (r == pushed_bps_[s]) return;
   pushed_bps_[s] = r;
   // At line rate the limiter would only repeat the wire's own serialisation: lift it.
-  host_->set_qp_rate_bps(kFirstQpn + s, r >= cfg_.line_rate_bps ? 0 : r);
+  host_->set_qp_rate_bps(host_->qpn_of_slot(s), r >= cfg_.line_rate_bps ? 0 : r);
 }
 
 void DcqcnHooks::reset_qp(uint32_t qpn) noexcept {

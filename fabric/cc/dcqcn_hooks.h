@@ -28,9 +28,6 @@ class RoceHost;
 
 namespace rocemu::fabric {
 
-/// QPN of a host's first QP (RoceHost numbers QPs from 0x11 as rxe does).
-inline constexpr uint32_t kFirstQpn = 0x11;
-
 class DcqcnHooks final : public nic::CongestionHooks {
  public:
   /// DCQCN for `host` whose port runs at `line_rate_bps`, with room for `max_qps` QPs.

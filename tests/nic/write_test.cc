@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "common/wire.h"
 #include "nic/packet.h"
@@ -152,6 +153,50 @@ TEST(MultipleQps, QpsSharingALinkProgressRoundRobin) {
     EXPECT_TRUE(std::equal(src.begin(), src.end(), dst.begin() + (1 << 20) * i)) << "QP " << i;
   // Interleaved packet by packet, the four finish within a few packet times of each other.
   EXPECT_LT(done_at.back() - done_at.front(), done_at.front() / 50);
+}
+
+}  // namespace
+}  // namespace rocemu::test
+
+namespace rocemu::test {
+namespace {
+
+// NicParams::random_qpns (the perftest tools and rocemu-interop): QPNs are unpredictable
+// from off the path, differ per host and seed, are never 0, 1 or 0xFFFFFF, and the QPs work
+// (and are found again after destroy and re-create) as with 0x11, 0x12, ...
+TEST(RandomQpns, KeyedPerHostAndSeedAndTheQpsWork) {
+  nic::NicParams p;
+  EXPECT_EQ(HostPair(p).qpn[0], 0x11u) << "off: rxe's numbering";
+  p.random_qpns = true;
+  std::set<uint32_t> seen;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    HostPair hp(p, 25 * kBpsPerGbps, 1000, seed);
+    for (int side = 0; side < 2; ++side) {
+      const uint32_t q = hp.qpn[side];
+      EXPECT_GE(q, 1u << 17) << seed;
+      EXPECT_LT(q, 0xFFFFFFu - (1u << 16)) << seed;
+      EXPECT_EQ(hp.host[side]->qp_slot(q), 0);
+      EXPECT_EQ(hp.host[side]->qp_slot(q ^ 1), -1) << "a neighbouring number is no QP";
+      EXPECT_EQ(hp.host[side]->qp_slot(0x11), -1);
+      seen.insert(q);
+    }
+    if (seed <= 3) {
+      const auto w = hp.write_once(64 * 1024, seed, 10 * kNsPerMs);
+      EXPECT_EQ(w.status, IBV_WC_SUCCESS);
+      EXPECT_TRUE(w.data_ok);
+    }
+  }
+  EXPECT_GE(seen.size(), 39u) << "40 QPNs from 20 seeds x 2 hosts should (almost) all differ";
+  // A destroyed QP's slot is reused with the same keyed number.
+  HostPair hp(p);
+  nic::RoceHost& h = *hp.host[0];
+  nic::QpInitAttr a;
+  a.pd = hp.pd[0];
+  a.send_cq = a.recv_cq = hp.cq[0];
+  const uint32_t second = h.create_qp(a);
+  EXPECT_EQ(h.qp_slot(second), 1);
+  EXPECT_EQ(h.destroy_qp(second), 0);
+  EXPECT_EQ(h.create_qp(a), second);
 }
 
 }  // namespace

@@ -31,46 +31,70 @@ rte_mempool* pool() {
 struct Pair {
   Topology topo;
   std::unique_ptr<nic::RoceHost> h0, h1;
-  Pair() {
+  /// Two hosts with 5 QPs each (slots 0..4); QPNs 0x11.. or, with random_qpns, keyed.
+  explicit Pair(bool random_qpns = false) {
+    nic::NicParams params;
+    params.random_qpns = random_qpns;
     const uint32_t a = topo.add_node("h0", NodeKind::kHost);
     const uint32_t b = topo.add_node("h1", NodeKind::kHost);
     topo.add_link(a, b, 25 * kBpsPerGbps, kNsPerUs);
-    h0 = std::make_unique<nic::RoceHost>(nic::NicParams{}, topo, a, pool(), 1);
-    h1 = std::make_unique<nic::RoceHost>(nic::NicParams{}, topo, b, pool(), 2);
+    h0 = std::make_unique<nic::RoceHost>(params, topo, a, pool(), 1);
+    h1 = std::make_unique<nic::RoceHost>(params, topo, b, pool(), 2);
+    for (nic::RoceHost* h : {h0.get(), h1.get()}) {
+      nic::QpInitAttr qa;
+      qa.pd = h->alloc_pd();
+      qa.send_cq = qa.recv_cq = h->create_cq(64);
+      for (int i = 0; i < 5; ++i) h->create_qp(qa);
+    }
   }
+  uint32_t q(uint32_t slot) const { return h0->qpn_of_slot(slot); }   // a QPN of h0
+  uint32_t q1(uint32_t slot) const { return h1->qpn_of_slot(slot); }  // a QPN of h1
 };
 
 TEST(DcqcnHooks, FirstCnpHalvesTheQpRate) {
   Pair p;
   DcqcnHooks hooks(scenario::dcqcn_profile("paper"), 25 * kBpsPerGbps, *p.h0);
-  EXPECT_DOUBLE_EQ(hooks.rate_bps(kFirstQpn), 25e9);
-  hooks.on_cnp(kFirstQpn, 1000);
-  EXPECT_DOUBLE_EQ(hooks.rate_bps(kFirstQpn), 12.5e9);
-  EXPECT_DOUBLE_EQ(hooks.rate_bps(kFirstQpn + 1), 25e9);  // other QPs untouched
+  EXPECT_DOUBLE_EQ(hooks.rate_bps(p.q(0)), 25e9);
+  hooks.on_cnp(p.q(0), 1000);
+  EXPECT_DOUBLE_EQ(hooks.rate_bps(p.q(0)), 12.5e9);
+  EXPECT_DOUBLE_EQ(hooks.rate_bps(p.q(1)), 25e9);  // other QPs untouched
   EXPECT_EQ(hooks.port().rp(0).counters().cnps, 1u);
   // The rate increase timer (55 us) is armed and runs through the hooks' deadline.
   EXPECT_EQ(hooks.next_deadline(), 1000 + 55 * kNsPerUs);
   hooks.on_timer(hooks.next_deadline());
-  EXPECT_DOUBLE_EQ(hooks.rate_bps(kFirstQpn), (25e9 + 12.5e9) / 2);  // fast recovery
+  EXPECT_DOUBLE_EQ(hooks.rate_bps(p.q(0)), (25e9 + 12.5e9) / 2);  // fast recovery
 }
 
 TEST(DcqcnHooks, NpAnswersAtMostOneCePerFlowPerInterval) {
   Pair p;
   DcqcnHooks hooks(scenario::dcqcn_profile("paper"), 25 * kBpsPerGbps, *p.h1);
-  EXPECT_TRUE(hooks.on_ce_marked(kFirstQpn, 0));
-  EXPECT_FALSE(hooks.on_ce_marked(kFirstQpn, 49 * kNsPerUs));
-  EXPECT_TRUE(hooks.on_ce_marked(kFirstQpn + 1, 49 * kNsPerUs));  // another flow
-  EXPECT_TRUE(hooks.on_ce_marked(kFirstQpn, 50 * kNsPerUs));
+  EXPECT_TRUE(hooks.on_ce_marked(p.q1(0), 0));
+  EXPECT_FALSE(hooks.on_ce_marked(p.q1(0), 49 * kNsPerUs));
+  EXPECT_TRUE(hooks.on_ce_marked(p.q1(1), 49 * kNsPerUs));  // another flow
+  EXPECT_TRUE(hooks.on_ce_marked(p.q1(0), 50 * kNsPerUs));
 }
 
 TEST(DcqcnHooks, QpsOutsideTheSlotsAreLeftAloneAndCounted) {
   Pair p;
   DcqcnHooks hooks(scenario::dcqcn_profile("paper"), 25 * kBpsPerGbps, *p.h0, 4);
-  EXPECT_FALSE(hooks.on_ce_marked(kFirstQpn + 4, 0));
-  hooks.on_cnp(kFirstQpn + 4, 0);
-  hooks.on_cnp(1, 0);  // below the first QPN
-  EXPECT_EQ(hooks.unmanaged_events(), 3u);
-  EXPECT_DOUBLE_EQ(hooks.rate_bps(kFirstQpn + 4), 25e9);
+  EXPECT_FALSE(hooks.on_ce_marked(p.q(4), 0));
+  hooks.on_cnp(p.q(4), 0);
+  hooks.on_cnp(1, 0);                  // below the first QPN
+  hooks.on_cnp(p.q(4) + 0x1000, 0);    // no QP of this host
+  EXPECT_EQ(hooks.unmanaged_events(), 4u);
+  EXPECT_DOUBLE_EQ(hooks.rate_bps(p.q(4)), 25e9);
+}
+
+// The hooks learn QP numbers from the NIC: with random QPNs they follow the QP, not 0x11.
+TEST(DcqcnHooks, FollowRandomQpns) {
+  Pair p(/*random_qpns=*/true);
+  ASSERT_NE(p.q(0), 0x11u);
+  DcqcnHooks hooks(scenario::dcqcn_profile("paper"), 25 * kBpsPerGbps, *p.h0);
+  hooks.on_cnp(p.q(2), 1000);
+  EXPECT_DOUBLE_EQ(hooks.rate_bps(p.q(2)), 12.5e9);
+  EXPECT_DOUBLE_EQ(hooks.rate_bps(p.q(0)), 25e9);
+  hooks.on_cnp(0x13, 1000);  // slot 2's number without the key: not a QP of this host
+  EXPECT_EQ(hooks.unmanaged_events(), 1u);
 }
 
 TEST(DcqcnHooks, WindowIsTheHostsInFlightCap) {
