@@ -23,6 +23,9 @@ struct WireCounters {
   uint64_t rx_packets = 0;
   uint64_t rx_bytes = 0;
   uint64_t dropped = 0;  // lost on the wire: impairment, link down, full ring, tx refused
+  // Real time, read from the ethdev when the run ends: frames the port could not receive
+  // for want of an mbuf (mbuf pool exhausted), and frames it missed (rx queue full).
+  uint64_t rx_no_mbuf = 0, rx_missed = 0;
 };
 
 /// Sees every packet crossing a tapped port (pcapng capture). `m` is borrowed for the call

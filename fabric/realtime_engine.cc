@@ -438,6 +438,14 @@ TimeNs RealtimeEngine::run_for(TimeNs duration_ns) {
   mine->idle_sleeps = idle.sleeps();
   stop();
   rte_eal_mp_wait_lcore();
+  for (Port& p : ports_) {
+    if (external_[p.node]) continue;  // no ethdev here: the other process's end
+    rte_eth_stats st{};
+    if (rte_eth_stats_get(p.ethdev, &st) == 0) {
+      p.wire.rx_no_mbuf = st.rx_nombuf;
+      p.wire.rx_missed = st.imissed;
+    }
+  }
   for (auto& g : groups) {
     stats_.iterations += (&g == mine) ? g.iterations : 0;
     stats_.rx_bursts += g.rx_bursts;

@@ -147,7 +147,7 @@ SwitchRunResult run_switches_realtime(const RunConfig& cfg, const SwitchRunOptio
         s.rx_bytes = w.rx_bytes;
         s.tx_packets = w.tx_packets;
         s.tx_bytes = w.tx_bytes;
-        s.wire_drops = w.dropped;
+        s.wire_drops = w.dropped + w.rx_no_mbuf + w.rx_missed;
         for (int d = 0; d < sw::kNumRxDrops; ++d)
           s.drops[d] = switches[n]->drops(p, static_cast<sw::RxDrop>(d));
         if (p < snap.ports.size()) {

@@ -165,7 +165,7 @@ class Fabric {
         s.tx_bytes = w.tx_bytes;
         s.rx_packets = w.rx_packets;
         s.rx_bytes = w.rx_bytes;
-        s.wire_drops = w.dropped;
+        s.wire_drops = w.dropped + w.rx_no_mbuf + w.rx_missed;
         if (switches_[n] && p < snap.ports.size()) {
           const PortCounters& c = snap.ports[p];
           s.peak_queue_bytes =
