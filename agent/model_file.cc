@@ -82,7 +82,7 @@ size_t floats_of(const AccNetWeights& w) {
 }
 }  // namespace
 
-void save_model(const std::string& path, const Model& model) {
+std::vector<uint8_t> model_file_bytes(const Model& model) {
   std::vector<float> payload;
   uint32_t nets = 1;
   if (model.kind == ModelKind::kGraphCc) {
@@ -104,7 +104,11 @@ void save_model(const std::string& path, const Model& model) {
   put<uint64_t>(out, payload.size());
   put<uint64_t>(out, fnv1a(pb, payload_bytes));
   out.insert(out.end(), pb, pb + payload_bytes);
+  return out;
+}
 
+void save_model(const std::string& path, const Model& model) {
+  const std::vector<uint8_t> out = model_file_bytes(model);
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
@@ -130,7 +134,12 @@ Model load_model(const std::string& path) {
                    std::to_string(kMaxModelFileBytes) + ")");
   std::ifstream f(path, std::ios::binary);
   if (!f) fail(path, std::string("cannot open: ") + std::strerror(errno));
-  std::vector<uint8_t> in((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::vector<uint8_t> in((std::istreambuf_iterator<char>(f)),
+                                std::istreambuf_iterator<char>());
+  return parse_model(in, path);
+}
+
+Model parse_model(const std::vector<uint8_t>& in, const std::string& path) {
   if (in.size() < kHeaderBytes)
     fail(path, "truncated: " + std::to_string(in.size()) + " bytes, header needs " +
                    std::to_string(kHeaderBytes));

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "agent/model_weights.h"
 
@@ -37,5 +38,11 @@ void save_model(const std::string& path, const Model& model);
 
 /// Reads a model written by save_model. Throws ModelFileError (file, what was expected).
 Model load_model(const std::string& path);
+
+/// The bytes save_model writes for `model`.
+std::vector<uint8_t> model_file_bytes(const Model& model);
+/// Parses the bytes of a model file (what load_model does after reading the file); `name`
+/// (the file's path) names it in errors. Throws ModelFileError.
+Model parse_model(const std::vector<uint8_t>& in, const std::string& name);
 
 }  // namespace rocemu::agent

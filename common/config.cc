@@ -1,8 +1,12 @@
 // config.cc — typed, validating TOML reader.
 #include "common/config.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 namespace rocemu {
@@ -261,11 +265,19 @@ toml::table parse_toml_file(const std::string& path) {
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw ConfigError(path + ": cannot read configuration file (missing or not a regular file)");
   }
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw ConfigError(path + ": cannot read configuration file (" + std::strerror(errno) + ")");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_toml(text, path);
+}
+
+toml::table parse_toml(std::string_view text, const std::string& source) {
   try {
-    return toml::parse_file(path);
+    return toml::parse(text, source);
   } catch (const toml::parse_error& e) {
     std::ostringstream os;
-    os << path << ":" << e.source().begin.line << ":" << e.source().begin.column
+    os << source << ":" << e.source().begin.line << ":" << e.source().begin.column
        << ": TOML parse error: " << e.description();
     throw ConfigError(os.str());
   }

@@ -89,6 +89,9 @@ class ConfigReader {
 /// Parses `path` as TOML. Throws ConfigError naming the file and the parse error with its
 /// line, or that the file cannot be read.
 toml::table parse_toml_file(const std::string& path);
+/// Parses TOML text; `source` (a file name) names it in errors and in the nodes' source
+/// regions. Throws ConfigError `source:line:column: TOML parse error: ...`.
+toml::table parse_toml(std::string_view text, const std::string& source);
 
 /// A path named in a run file: as given if it exists or is absolute, else beside the file
 /// that named it (`source`: that file's path; "" for none) if it exists there, else as given

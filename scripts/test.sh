@@ -1,28 +1,78 @@
 #!/usr/bin/env bash
 # One command for a new user and for CI: installs what is needed, builds, and runs every test
-# suite (unit, sim, dpdk, conformance, interop). Benchmarks are not run here (scripts/bench*.sh).
-# Prints a closing line "N passed, N failed". Extra arguments go to `meson test`
-# (e.g. --suite unit).
+# suite (unit, sim, dpdk, conformance, interop) in ./build, then
+#   - the unit and sim suites again in build-ubsan/: clang with -fsanitize=undefined including
+#     float-cast-overflow (gcc's UBSan has no float-cast-overflow, so a double cast to int64
+#     out of range went unseen), every report fatal;
+#   - the fuzz suite in build-fuzz/ (scripts/fuzz.sh's build: clang, ASan + UBSan, libraries
+#     instrumented): each fuzz target for a short fixed time from its seed corpus.
+# Benchmarks are not run here (scripts/bench*.sh). Extra arguments go to the first `meson test`
+# (e.g. --suite unit); ROCEMU_SANITIZER_BUILDS=0 skips the two clang builds. Prints a closing
+# line "N passed, N failed, N skipped" over all three build directories.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
 BUILD_DIR="${ROCEMU_BUILD_DIR:-build}"
+UBSAN_DIR="${ROCEMU_UBSAN_DIR:-build-ubsan}"
+FUZZ_DIR="${ROCEMU_FUZZ_DIR:-build-fuzz}"
+JOBS="${ROCEMU_TEST_JOBS:-2}"
+
+# Builds only what the named suites of build directory $1 run: `meson test` would too, but
+# with ninja's default job count; two jobs suit LibTorch's 1.2 GB translation units.
+build_for_suites() {
+  local dir="$1"
+  shift
+  local targets
+  mapfile -t targets < <(/usr/bin/python3 - "$dir" "$@" <<'PY'
+import json, os, subprocess, sys
+d, suites = sys.argv[1], set(sys.argv[2:])
+intro = lambda what: json.loads(subprocess.check_output(["meson", "introspect", what, d]))
+files = {t["id"]: t["filename"] for t in intro("--targets")}
+out = set()
+for t in intro("--tests"):
+    if suites & {s.split(":")[-1] for s in t["suite"]}:
+        for dep in t["depends"]:
+            out.update(os.path.relpath(f, d) for f in files[dep])
+print("\n".join(sorted(out)))
+PY
+  )
+  ninja -C "$dir" -j "${ROCEMU_JOBS:-2}" "${targets[@]}"
+}
+
 status=0
-meson test -C "$BUILD_DIR" --no-rebuild --print-errorlogs --num-processes "${ROCEMU_TEST_JOBS:-2}" "$@" || status=$?
-# meson's own summary is not a format CI reads; give the plain closing line from its JSON log.
-/usr/bin/python3 - "$BUILD_DIR/meson-logs/testlog.json" <<'PY'
+logs=("$BUILD_DIR/meson-logs/testlog.json")
+meson test -C "$BUILD_DIR" --no-rebuild --print-errorlogs --num-processes "$JOBS" "$@" || status=$?
+
+if [ "${ROCEMU_SANITIZER_BUILDS:-1}" != 0 ]; then
+  if [ ! -f "$UBSAN_DIR/build.ninja" ]; then
+    CC=clang CXX=clang++ meson setup "$UBSAN_DIR" -Db_sanitize=undefined -Db_lundef=false \
+      "-Dcpp_args=['-fsanitize=float-cast-overflow', '-fno-sanitize-recover=all']"
+  fi
+  build_for_suites "$UBSAN_DIR" unit sim
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 meson test -C "$UBSAN_DIR" --no-rebuild \
+    --print-errorlogs --num-processes "$JOBS" --suite unit --suite sim || status=1
+  logs+=("$UBSAN_DIR/meson-logs/testlog.json")
+
+  ROCEMU_FUZZ_DIR="$FUZZ_DIR" bash scripts/fuzz.sh --setup
+  build_for_suites "$FUZZ_DIR" fuzz
+  meson test -C "$FUZZ_DIR" --no-rebuild --print-errorlogs --num-processes "$JOBS" \
+    --suite fuzz || status=1
+  logs+=("$FUZZ_DIR/meson-logs/testlog.json")
+fi
+
+# meson's own summary is not a format CI reads; give the plain closing line from its JSON logs.
+/usr/bin/python3 - "${logs[@]}" <<'PY'
 import json, sys
-passed = failed = skipped = 0
-with open(sys.argv[1]) as f:
-    for line in f:
-        r = json.loads(line).get("result", "")
-        if r in ("OK", "EXPECTEDFAIL"):
-            passed += 1
-        elif r == "SKIP":
-            skipped += 1
-        else:
-            failed += 1
-print(f"{passed} passed, {failed} failed, {skipped} skipped")
+total = [0, 0, 0]
+for log in sys.argv[1:]:
+    n = [0, 0, 0]
+    with open(log) as f:
+        for line in f:
+            r = json.loads(line).get("result", "")
+            n[0 if r in ("OK", "EXPECTEDFAIL") else 2 if r == "SKIP" else 1] += 1
+    print(f"({log.split('/meson-logs')[0]}: {n[0]} ok, {n[1]} not ok, {n[2]} skipped)")
+    total = [a + b for a, b in zip(total, n)]
+print(f"{total[0]} passed, {total[1]} failed, {total[2]} skipped")
 PY
 exit "$status"

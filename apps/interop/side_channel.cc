@@ -16,6 +16,23 @@
 
 namespace rocemu::interop {
 
+namespace {
+// `digits` hex digits (either case) at `s`, nothing else: no sign, no space, no "0x".
+bool hex_field(const char* s, size_t digits, uint64_t& out) noexcept {
+  out = 0;
+  for (size_t i = 0; i < digits; ++i) {
+    const char c = s[i];
+    const int v = c >= '0' && c <= '9'   ? c - '0'
+                  : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                         : -1;
+    if (v < 0) return false;
+    out = out << 4 | static_cast<uint64_t>(v);
+  }
+  return true;
+}
+}  // namespace
+
 std::string format_pingpong_dest(const PingpongDest& d) {
   char gid[33];
   for (int i = 0; i < 16; ++i) std::snprintf(gid + 2 * i, 3, "%02x", d.gid[i]);
@@ -27,28 +44,17 @@ std::string format_pingpong_dest(const PingpongDest& d) {
 
 std::optional<PingpongDest> parse_pingpong_dest(const char* msg, size_t len) {
   if (len < kPingpongMsgBytes - 1) return std::nullopt;
-  std::string s(msg, kPingpongMsgBytes - 1);
-  if (s[4] != ':' || s[11] != ':' || s[18] != ':') return std::nullopt;
-  auto hex = [&](size_t at, size_t n, uint32_t& out) {
-    out = 0;
-    for (size_t i = at; i < at + n; ++i) {
-      const char c = s[i];
-      int v = c >= '0' && c <= '9'   ? c - '0'
-              : c >= 'a' && c <= 'f' ? c - 'a' + 10
-              : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                     : -1;
-      if (v < 0) return false;
-      out = out << 4 | static_cast<uint32_t>(v);
-    }
-    return true;
-  };
+  if (msg[4] != ':' || msg[11] != ':' || msg[18] != ':') return std::nullopt;
   PingpongDest d;
-  uint32_t lid = 0;
-  if (!hex(0, 4, lid) || !hex(5, 6, d.qpn) || !hex(12, 6, d.psn)) return std::nullopt;
+  uint64_t lid = 0, qpn = 0, psn = 0;
+  if (!hex_field(msg, 4, lid) || !hex_field(msg + 5, 6, qpn) || !hex_field(msg + 12, 6, psn))
+    return std::nullopt;
   d.lid = static_cast<uint16_t>(lid);
+  d.qpn = static_cast<uint32_t>(qpn);
+  d.psn = static_cast<uint32_t>(psn);
   for (size_t i = 0; i < 16; ++i) {
-    uint32_t b = 0;
-    if (!hex(19 + 2 * i, 2, b)) return std::nullopt;
+    uint64_t b = 0;
+    if (!hex_field(msg + 19 + 2 * i, 2, b)) return std::nullopt;
     d.gid[i] = static_cast<uint8_t>(b);
   }
   return d;
@@ -66,25 +72,28 @@ std::string format_perftest_key(const PerftestKey& k) {
 
 bool parse_perftest_key(const char* msg, size_t len, PerftestKey& k) {
   if (len < kPerftestKeyBytes) return false;
-  char buf[kPerftestKeyBytes + 1];
-  std::memcpy(buf, msg, kPerftestKeyBytes);
-  buf[kPerftestKeyBytes] = 0;
-  unsigned lid, out_reads, qpn, psn, rkey, srqn;
-  unsigned long long vaddr;
-  unsigned g[16];
-  const int n = std::sscanf(buf,
-                            "%4x:%4x:%6x:%6x:%8x:%16llx:%2x:%2x:%2x:%2x:%2x:%2x:%2x:%2x:%2x:%2x:%"
-                            "2x:%2x:%2x:%2x:%2x:%2x:%8x:",
-                            &lid, &out_reads, &qpn, &psn, &rkey, &vaddr, &g[0], &g[1], &g[2], &g[3],
-                            &g[4], &g[5], &g[6], &g[7], &g[8], &g[9], &g[10], &g[11], &g[12],
-                            &g[13], &g[14], &g[15], &srqn);
-  if (n != 23) return false;
-  k.lid = lid;
-  k.out_reads = out_reads;
-  k.qpn = qpn;
-  k.psn = psn;
-  k.rkey = rkey;
-  k.srqn = srqn;
+  // perftest prints every field at its full width ("%04x:%04x:%06x:%06x:%08x:%016llx:", the
+  // GID as 16 "%02x:", "%08x:"): read exactly that. sscanf's %6x took "-00017" as the QPN
+  // 0xffffffef, a 24-bit field 32 bits wide.
+  const char* p = msg;
+  auto field = [&p](size_t digits, uint64_t& out) {
+    if (!hex_field(p, digits, out) || p[digits] != ':') return false;
+    p += digits + 1;
+    return true;
+  };
+  uint64_t lid, out_reads, qpn, psn, rkey, vaddr, srqn, g[16];
+  if (!field(4, lid) || !field(4, out_reads) || !field(6, qpn) || !field(6, psn) ||
+      !field(8, rkey) || !field(16, vaddr))
+    return false;
+  for (uint64_t& b : g)
+    if (!field(2, b)) return false;
+  if (!field(8, srqn)) return false;
+  k.lid = static_cast<uint32_t>(lid);
+  k.out_reads = static_cast<uint32_t>(out_reads);
+  k.qpn = static_cast<uint32_t>(qpn);
+  k.psn = static_cast<uint32_t>(psn);
+  k.rkey = static_cast<uint32_t>(rkey);
+  k.srqn = static_cast<uint32_t>(srqn);
   k.vaddr = vaddr;
   for (int i = 0; i < 16; ++i) k.gid[i] = static_cast<uint8_t>(g[i]);
   return true;

@@ -5,8 +5,24 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 namespace rocemu::perftest {
+
+namespace {
+// printf into a string of the length it needs: a row carries a peer's report, whose numbers
+// can print wider than any fixed buffer (1e300 MiB/s is 304 characters); cut short, the row
+// lost its newline and the table ran on.
+template <class... Args>
+std::string printed(const char* fmt, Args... args) {
+  const int n = std::snprintf(nullptr, 0, fmt, args...);
+  if (n <= 0) return "\n";
+  std::string out(static_cast<size_t>(n) + 1, '\0');
+  std::snprintf(out.data(), out.size(), fmt, args...);
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+}  // namespace
 
 double median_sorted(const std::vector<double>& s) {
   if (s.empty()) return 0;
@@ -48,28 +64,23 @@ std::string bw_header(bool gbits) {
 }
 
 std::string bw_row(const BwRow& r, bool gbits) {
-  char line[256];
   // REPORT_FMT " %-7lu    %-10lu       %-7.2lf            %-7.2lf\t\t   %-7.6lf"
-  std::snprintf(line, sizeof line,
-                " %-7" PRIu64 "    %-10" PRIu64 "       %-7.2lf            %-7.2lf\t\t   %-7.6lf\n",
-                r.size_bytes, r.iters, bw_in_unit(r.peak_bytes_per_s, gbits),
-                bw_in_unit(r.avg_bytes_per_s, gbits), r.msg_rate_pps / 1e6);
-  return line;
+  return printed(" %-7" PRIu64 "    %-10" PRIu64
+                 "       %-7.2lf            %-7.2lf\t\t   %-7.6lf\n",
+                 r.size_bytes, r.iters, bw_in_unit(r.peak_bytes_per_s, gbits),
+                 bw_in_unit(r.avg_bytes_per_s, gbits), r.msg_rate_pps / 1e6);
 }
 
 std::string lat_header() { return std::string(kLatHeader) + "\n"; }
 
 std::string lat_row(uint64_t size_bytes, uint64_t iters, const LatencyStats& s) {
-  char line[256];
   // REPORT_FMT_LAT " %-7lu %" PRIu64 "          %-7.2f        %-7.2f      %-7.2f  \t     %-7.2f
   //                 \t%-7.2f\t\t%-7.2f \t\t%-7.2f"
-  std::snprintf(line, sizeof line,
-                " %-7" PRIu64 " %" PRIu64
-                "          %-7.2f        %-7.2f      %-7.2f  \t     %-7.2f     \t%-7.2f\t\t%-7.2f "
-                "\t\t%-7.2f\n",
-                size_bytes, iters, s.min_us, s.max_us, s.typical_us, s.avg_us, s.stdev_us, s.p99_us,
-                s.p999_us);
-  return line;
+  return printed(" %-7" PRIu64 " %" PRIu64
+                 "          %-7.2f        %-7.2f      %-7.2f  \t     %-7.2f     \t%-7.2f\t\t%-7.2f "
+                 "\t\t%-7.2f\n",
+                 size_bytes, iters, s.min_us, s.max_us, s.typical_us, s.avg_us, s.stdev_us,
+                 s.p99_us, s.p999_us);
 }
 
 }  // namespace rocemu::perftest

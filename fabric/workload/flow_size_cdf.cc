@@ -21,6 +21,14 @@ namespace {
 
 constexpr double kPercentTolerance = 1e-9;
 
+// a + (b - a) * t for t in [0, 1], never outside [a, b]. The fraction is formed first (a
+// quotient of x <= y is <= 1 exactly), and the result is clamped: a + (b - a) can round past
+// b, and (b - a) * x / y, the old order, past it by more (quantile(1) of a CDF ending at
+// 6,229,795 B gave 6,229,795.0000000009, above the largest flow).
+double interpolate(double a, double b, double t) noexcept {
+  return std::clamp(a + (b - a) * t, a, b);
+}
+
 [[noreturn]] void fail(const std::string& source, int line, const std::string& reason) {
   throw ConfigError(source + ":" + std::to_string(line) + ": " + reason);
 }
@@ -143,7 +151,7 @@ double FlowSizeCdf::cdf_at(double x) const noexcept {
   const size_t k = static_cast<size_t>(it - knots_.begin()) - 1;
   const Knot& lo = knots_[k];
   const Knot& hi = knots_[k + 1];
-  return lo.cdf + (hi.cdf - lo.cdf) * (x - lo.size_bytes) / (hi.size_bytes - lo.size_bytes);
+  return interpolate(lo.cdf, hi.cdf, (x - lo.size_bytes) / (hi.size_bytes - lo.size_bytes));
 }
 
 double FlowSizeCdf::quantile(double p) const noexcept {
@@ -156,7 +164,7 @@ double FlowSizeCdf::quantile(double p) const noexcept {
   if (i >= knots_.size()) return knots_.back().size_bytes;  // unreachable: cdf ends at 1
   const Knot& lo = knots_[i - 1];
   const Knot& hi = knots_[i];
-  return lo.size_bytes + (hi.size_bytes - lo.size_bytes) * (p - lo.cdf) / (hi.cdf - lo.cdf);
+  return interpolate(lo.size_bytes, hi.size_bytes, (p - lo.cdf) / (hi.cdf - lo.cdf));
 }
 
 uint64_t FlowSizeCdf::sample(Rng& rng) const noexcept {

@@ -90,6 +90,27 @@ TEST(PerftestKey, RejectsTruncatedOrGarbledKeys) {
   EXPECT_FALSE(parse_perftest_key(kGoldenWriteBwKey, 50, k));
 }
 
+TEST(PerftestKey, EveryFieldIsItsFullWidthOfHexDigits) {
+  // Found by fuzz_perftest_msg: sscanf's %6x read "-00017" as QPN 0xffffffef.
+  auto with = [](size_t at, const char* text) {
+    std::string m(kGoldenWriteBwKey, sizeof kGoldenWriteBwKey - 1);
+    m.replace(at, std::strlen(text), text);
+    m.resize(kPerftestKeyBytes, '\0');
+    return m;
+  };
+  PerftestKey k;
+  const std::string signed_qpn = with(10, "-00017");
+  EXPECT_FALSE(parse_perftest_key(signed_qpn.data(), signed_qpn.size(), k));
+  const std::string spaced_psn = with(17, " 416f0");
+  EXPECT_FALSE(parse_perftest_key(spaced_psn.data(), spaced_psn.size(), k));
+  const std::string short_lid = with(0, "0:00");  // "%4x" took "0" and stopped at ':'
+  EXPECT_FALSE(parse_perftest_key(short_lid.data(), short_lid.size(), k));
+  const std::string upper = with(24, "00000A0F");
+  ASSERT_TRUE(parse_perftest_key(upper.data(), upper.size(), k));
+  EXPECT_EQ(k.rkey, 0xa0fu);
+  EXPECT_EQ(k.qpn, 0x16u);
+}
+
 // An ARP request from the guest (52:54:00:77:00:10, 10.77.0.10) for 10.77.0.2.
 std::array<uint8_t, 42> arp_request() {
   return {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x52, 0x54, 0x00, 0x77, 0x00, 0x10, 0x08, 0x06,

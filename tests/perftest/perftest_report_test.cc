@@ -38,6 +38,21 @@ TEST(PerftestReport, BandwidthRowHasPerftestColumnWidths) {
             " 65536      200              20.00              10.00  \t\t   0.010712\n");
 }
 
+TEST(PerftestReport, BandwidthRowOfAnAbsurdPeerReportIsStillOneWholeLine) {
+  // Found by fuzz_perftest_msg: a peer's report of 1e300 MiB/s printed past the old 256-byte
+  // buffer, and the row lost its newline.
+  BwRow r;
+  r.size_bytes = 0xb7a1a07fffc74400;
+  r.iters = 0xffffffffffffffff;
+  r.peak_bytes_per_s = 1e300 * 1048576.0;
+  r.avg_bytes_per_s = 1e300 * 1048576.0;
+  r.msg_rate_pps = 1e306;
+  const std::string row = bw_row(r, false);
+  EXPECT_GT(row.size(), 600u);
+  EXPECT_EQ(row.find('\n'), row.size() - 1);
+  EXPECT_EQ(row.substr(0, 21), " 13232033651803767808");
+}
+
 TEST(PerftestReport, LatencyRowHasPerftestColumnWidths) {
   LatencyStats s{1.5, 20.25, 2.0, 3.125, 0.5, 10.0, 20.0};
   EXPECT_EQ(

@@ -61,6 +61,29 @@ TEST(FlowSizeCdf, InterpolatesLinearlyBetweenKnotsAndInvertsExactly) {
   for (double p = 0.01; p < 1.0; p += 0.01) EXPECT_NEAR(c.cdf_at(c.quantile(p)), p, 1e-12);
 }
 
+TEST(FlowSizeCdf, QuantilesStayInsideTheirSegmentDespiteRounding) {
+  // Found by fuzz_cdf: (b - a) * (p - Fa) / (Fb - Fa) rounded quantile(1) of this CDF to
+  // 6,229,795.0000000009, above its largest flow.
+  const auto c = FlowSizeCdf::parse(
+      "0 0\n4000 22\n32000 90.47\n64000 93.\n256000 97.53\n6229795 100\n", "fuzzed");
+  EXPECT_EQ(c.quantile(1.0), 6229795.0);
+  const auto& k = c.knots();
+  for (int i = 0; i <= 4096; ++i) {
+    const double p = i / 4096.0;
+    const double q = c.quantile(p);
+    EXPECT_GE(q, c.min_bytes()) << "p = " << p;
+    EXPECT_LE(q, c.max_bytes()) << "p = " << p;
+    const double f = c.cdf_at(q);
+    EXPECT_GE(f, 0.0) << "p = " << p;
+    EXPECT_LE(f, 1.0) << "p = " << p;
+  }
+  for (size_t i = 1; i < k.size(); ++i) {
+    // The size at the top of each segment is the segment's end, never past it.
+    EXPECT_LE(c.quantile(k[i].cdf), k[i].size_bytes) << "knot " << i;
+    EXPECT_LE(c.cdf_at(std::nextafter(k[i].size_bytes, 0.0)), k[i].cdf) << "knot " << i;
+  }
+}
+
 TEST(FlowSizeCdf, CommentsAndBlankLinesAreIgnored) {
   const auto c = FlowSizeCdf::parse("# size pct\n\n0 0   # origin\n\t1000\t100\r\n", "c");
   ASSERT_EQ(c.knots().size(), 2u);
