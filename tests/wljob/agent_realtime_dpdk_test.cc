@@ -93,7 +93,15 @@ TEST(AgentRealtime, AThrowingAgentLeavesTheLastThresholdsAndTrafficFlows) {
   const WorkloadResult r = run_with_policy("throw", d.path);
   ASSERT_TRUE(r.all_finished) << "forwarding must go on";
   ASSERT_GE(r.agent.intervals, 5u);
-  EXPECT_EQ(r.agent.errors, r.agent.intervals - 2) << "it throws from its third step on";
+  // It throws from its third step on. A step whose snapshot is stale (nothing published
+  // yet, or the switch's lcore kept overtaking the read: a loaded machine) does not call the
+  // policy at all, so each stale step from the third on is one error fewer; with no stale
+  // step the count is exact.
+  const uint64_t stale = r.agent.stale_snapshots;
+  EXPECT_LE(r.agent.errors, r.agent.intervals - 2);
+  EXPECT_GE(r.agent.errors + stale, r.agent.intervals - 2)
+      << "errors " << r.agent.errors << ", stale " << stale << ", intervals " << r.agent.intervals;
+  EXPECT_GT(r.agent.errors, 0u);
   // Its first two steps put their settings in force (4 ports each), nothing after.
   EXPECT_LE(r.agent.settings_changed, 8u);
   EXPECT_EQ(csv_rows(d.path / "ecn.csv"), r.agent.settings_changed);
