@@ -90,6 +90,8 @@ WorkloadResult run_workload_realtime(const RunConfig& cfg, const WorkloadRunOpti
 /// (created).
 /// Throws std::runtime_error.
 void write_workload_files(const WorkloadResult& r, const std::string& dir);
+/// The line every workload tool prints after write_workload_files: "results: DIR/flows.csv, ...".
+std::string workload_files_line(const std::string& dir);
 /// metrics.csv text: the FctSummary metrics, then the job's counters.
 std::string workload_metrics_csv(const WorkloadResult& r);
 /// failures.csv text: flow_id,src,dst,size_bytes,status (ibv_wc_status_str names, or

@@ -48,6 +48,11 @@ std::string workload_metrics_csv(const WorkloadResult& r) {
   return os.str();
 }
 
+std::string workload_files_line(const std::string& dir) {
+  return "results: " + dir + "/flows.csv, " + dir + "/bins.csv, " + dir + "/metrics.csv, " + dir +
+         "/failures.csv\n";
+}
+
 std::string workload_failures_csv(const WorkloadResult& r) {
   std::ostringstream os;
   os << "flow_id,src,dst,size_bytes,status\n";

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "apps/cli_numbers.h"
+#include "nic/roce_host.h"
 
 namespace rocemu::apps {
 
@@ -94,6 +95,25 @@ HostResultFiles read_host_results(const std::string& dir) {
     const auto comma = line.find(',');
     if (comma != std::string::npos) p.metrics[line.substr(0, comma)] = line.substr(comma + 1);
   }
+  const auto failures = std::filesystem::path(dir) / "failures.csv";
+  std::ifstream fl(failures);
+  if (!fl) throw std::runtime_error(failures.string() + ": cannot open");
+  std::getline(fl, line);  // header: flow_id,src,dst,size_bytes,status
+  for (int n = 2; std::getline(fl, line); ++n) {
+    std::vector<std::string> col;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');) col.push_back(c);
+    fabric::FlowFailure ff;
+    if (col.size() != 5 || !parse_u64(col[0], ff.flow.id) || !parse_u64(col[3], ff.flow.size_bytes))
+      throw std::runtime_error(failures.string() + ":" + std::to_string(n) +
+                               ": expected flow_id,src,dst,size_bytes,status");
+    ff.src = col[1];
+    ff.dst = col[2];
+    ff.status = -1;  // "post_refused"
+    for (int s = 0; s <= IBV_WC_GENERAL_ERR && col[4] != "post_refused"; ++s)
+      if (col[4] == nic::wc_status_name(s)) ff.status = s;
+    p.failures.push_back(std::move(ff));
+  }
   return p;
 }
 
@@ -111,6 +131,12 @@ fabric::WorkloadResult merge_host_results(const workload::SizeBins& bins, uint64
                                ", but the run's is " + std::to_string(seed) +
                                " (results of another run?)");
     r.records.insert(r.records.end(), p.records.begin(), p.records.end());
+    r.failures.insert(r.failures.end(), p.failures.begin(), p.failures.end());
+    r.pfc.switch_pauses_received += metric_u64(p, "switch_pfc_pauses_received");
+    r.pfc.nic_pauses_received += metric_u64(p, "nic_pfc_pauses_received");
+    r.pfc.nic_paused_ns += metric_u64(p, "nic_paused_ns");
+    r.pfc.switch_storms += metric_u64(p, "switch_pfc_storms");
+    r.pfc.nic_storms += metric_u64(p, "nic_pfc_storms");
     r.flows_generated += metric_u64(p, "flows_generated");
     r.flows_posted += metric_u64(p, "flows_posted");
     r.flows_failed += metric_u64(p, "flows_failed");
@@ -127,6 +153,10 @@ fabric::WorkloadResult merge_host_results(const workload::SizeBins& bins, uint64
   }
   std::sort(r.records.begin(), r.records.end(),
             [](const workload::FlowRecord& a, const workload::FlowRecord& b) {
+              return a.flow.id < b.flow.id;
+            });
+  std::sort(r.failures.begin(), r.failures.end(),
+            [](const fabric::FlowFailure& a, const fabric::FlowFailure& b) {
               return a.flow.id < b.flow.id;
             });
   for (size_t i = 1; i < r.records.size(); ++i)

@@ -23,12 +23,14 @@ struct HostResultFiles {
   std::string dir;
   std::vector<workload::FlowRecord> records;
   std::map<std::string, std::string> metrics;  // metrics.csv: metric -> value
+  std::vector<fabric::FlowFailure> failures;   // failures.csv
 };
 
 /// Parses flows.csv text (workload::write_flows_csv's format) into `out`. On a malformed
 /// line returns false with `error` = "line N: reason".
 bool parse_flows_csv(std::istream& in, std::vector<workload::FlowRecord>& out, std::string& error);
-/// Reads DIR/flows.csv and DIR/metrics.csv. Throws std::runtime_error naming the file (and line).
+/// Reads DIR/flows.csv, DIR/metrics.csv and DIR/failures.csv. Throws std::runtime_error
+/// naming the file (and line).
 HostResultFiles read_host_results(const std::string& dir);
 /// The combined result: records of every part sorted by flow id, the summary over `bins`,
 /// counters summed, engine "hosts". Throws std::runtime_error for a flow id seen twice or a

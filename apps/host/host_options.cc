@@ -155,7 +155,7 @@ std::string host_help(const std::string& p) {
          "                         `rocemu-host: NAME ready` and wait (up to 60 s) for F to hold\n"
          "                         the start instant in EPOCH_NS (workload.sh writes it once\n"
          "                         every host is ready)\n"
-         "  --out DIR              per-host flows.csv, bins.csv, metrics.csv (default "
+         "  --out DIR              per-host flows.csv, bins.csv, metrics.csv, failures.csv (default "
          "out/host-NAME)\n"
          "  --grace-ms MS          keep serving peers' flows this long after the workload's last\n"
          "                         flow start, once this host's own flows are over (default 1000)\n"

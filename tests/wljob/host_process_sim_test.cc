@@ -18,6 +18,7 @@
 #include "apps/host/host_merge.h"
 #include "fabric/eal.h"
 #include "fabric/realtime_engine.h"
+#include "nic/roce_host.h"
 #include "fabric/virtual_engine.h"
 #include "fabric/workload_fabric.h"
 #include "fabric/workload_job.h"
@@ -172,6 +173,14 @@ TEST(HostProcessSim, MergingRecordsSplitBySourceWritesTheInProcessFlowsAndBins) 
     for (const auto& rec : one.records)
       if (rec.flow.src == h.id) part.records.push_back(rec);
     part.flows_generated = part.flows_posted = part.records.size();
+    // One made-up failure per host, to check that failures.csv is merged too.
+    FlowFailure ff;
+    ff.flow.id = 1'000'000 + h.id;
+    ff.flow.size_bytes = 100;
+    ff.src = "h" + std::to_string(h.id);
+    ff.dst = "hx";
+    ff.status = h.id % 2 ? IBV_WC_RETRY_EXC_ERR : -1;
+    part.failures = {ff};
     const auto d = dir / ("h" + std::to_string(h.id));
     write_workload_files(part, d.string());
     parts.push_back(apps::read_host_results(d.string()));
@@ -187,6 +196,14 @@ TEST(HostProcessSim, MergingRecordsSplitBySourceWritesTheInProcessFlowsAndBins) 
   EXPECT_EQ(slurp(dir / "merged" / "flows.csv"), slurp(dir / "all" / "flows.csv"));
   EXPECT_EQ(slurp(dir / "merged" / "bins.csv"), slurp(dir / "all" / "bins.csv"));
   EXPECT_EQ(merged.flows_generated, one.flows_generated);
+  ASSERT_EQ(merged.failures.size(), wcfg.hosts.size());
+  for (size_t i = 0; i < wcfg.hosts.size(); ++i) {
+    const FlowFailure& f = merged.failures[i];
+    EXPECT_EQ(f.flow.id, 1'000'000 + wcfg.hosts[i].id) << "by flow id";
+    EXPECT_EQ(f.src, "h" + std::to_string(wcfg.hosts[i].id));
+    EXPECT_EQ(f.status, wcfg.hosts[i].id % 2 ? IBV_WC_RETRY_EXC_ERR : -1);
+  }
+  EXPECT_EQ(merged.pfc.nic_pauses_received, wcfg.hosts.size() * one.pfc.nic_pauses_received);
   EXPECT_EQ(merged.engine, "hosts");
   EXPECT_THROW(apps::merge_host_results(workload_size_bins(wcfg), cfg.seed + 1, parts),
                std::runtime_error);
