@@ -6,7 +6,6 @@
 // A17.9.3); paces a QP at the rate set by set_qp_rate_bps and reports the release time in
 // next_deadline().
 #include <gtest/gtest.h>
-
 #include <rte_mbuf.h>
 
 #include <cstdlib>
@@ -37,16 +36,23 @@ uint8_t frame_dscp(rte_mbuf* m) {
   return rte_pktmbuf_mtod_offset(m, const wire::Ipv4*, wire::kIpOff)->dscp();
 }
 
+/// Source and destination buffers of one RDMA WRITE of `n` pattern bytes from side 0 to
+/// side 1, posted on construction (the tests then drive host 0 frame by frame).
+struct PostedWrite {
+  std::vector<uint8_t> a, b;
+  PostedWrite(HostPair& hp, size_t n) : a(pattern(n, 1)), b(n) {
+    const auto amr = hp.reg(0, a), bmr = hp.reg(1, b);
+    ibv_sge sge{amr.addr, static_cast<uint32_t>(n), amr.lkey};
+    ibv_send_wr wr = make_wr(1, IBV_WR_RDMA_WRITE, &sge, 1, bmr.addr, bmr.rkey);
+    EXPECT_EQ(hp.host[0]->post_send(hp.qpn[0], &wr, nullptr), 0);
+  }
+};
+
 TEST(Pfc, PausedPriorityStopsForQuantaTimesSlotTimeAndXonResumes) {
   nic::NicParams p;
   HostPair hp(p, 25 * kBpsPerGbps);
   nic::RoceHost& h = *hp.host[0];
-  auto a = pattern(64 * 1024, 1);
-  std::vector<uint8_t> b(a.size());
-  const auto amr = hp.reg(0, a), bmr = hp.reg(1, b);
-  ibv_sge sge{amr.addr, static_cast<uint32_t>(a.size()), amr.lkey};
-  ibv_send_wr wr = make_wr(1, IBV_WR_RDMA_WRITE, &sge, 1, bmr.addr, bmr.rkey);
-  ASSERT_EQ(h.post_send(hp.qpn[0], &wr, nullptr), 0);
+  const PostedWrite w(hp, 64 * 1024);
 
   rte_mbuf* first = h.tx(0, 0);
   ASSERT_NE(first, nullptr);
@@ -91,12 +97,7 @@ TEST(Pfc, WatchdogIgnoresAPauseStormAfterDetectionForTheRestoreTime) {
     if (on) p.pfc_watchdog = PfcWatchdog{1 * kNsPerMs, 2 * kNsPerMs};
     HostPair hp(p, 25 * kBpsPerGbps);
     nic::RoceHost& h = *hp.host[0];
-    auto a = pattern(1 << 20, 1);
-    std::vector<uint8_t> b(a.size());
-    const auto amr = hp.reg(0, a), bmr = hp.reg(1, b);
-    ibv_sge sge{amr.addr, static_cast<uint32_t>(a.size()), amr.lkey};
-    ibv_send_wr wr = make_wr(1, IBV_WR_RDMA_WRITE, &sge, 1, bmr.addr, bmr.rkey);
-    ASSERT_EQ(h.post_send(hp.qpn[0], &wr, nullptr), 0);
+    const PostedWrite w(hp, 1 << 20);
     rte_mbuf* first = h.tx(0, 0);
     ASSERT_NE(first, nullptr);
     rte_pktmbuf_free(first);
@@ -212,8 +213,8 @@ TEST(CongestionHooks, CeMarkedArrivalsReachTheHooksAndCnpsReachThePeer) {
   EXPECT_EQ(wcs[0].status, IBV_WC_SUCCESS);
   EXPECT_TRUE(a == b);
   EXPECT_EQ(ect0, data);
-  EXPECT_EQ(np.ce, 64);                 // 64 packets of 1 KiB, all CE
-  EXPECT_EQ(cnp_frames, 16);            // the hooks asked for every 4th
+  EXPECT_EQ(np.ce, 64);       // 64 packets of 1 KiB, all CE
+  EXPECT_EQ(cnp_frames, 16);  // the hooks asked for every 4th
   EXPECT_EQ(rp.cnp, 16);
   EXPECT_EQ(hp.host[1]->counters().cnps_sent, 16u);
   EXPECT_EQ(hp.host[1]->counters().drops_total(), 0u);
