@@ -11,6 +11,8 @@
 #include <iterator>
 #include <vector>
 
+#include "common/file_read.h"
+
 namespace rocemu::agent {
 
 namespace {
@@ -123,19 +125,10 @@ void save_model(const std::string& path, const Model& model) {
 Model load_model(const std::string& path) {
   // Only a regular file of plausible size: /dev/zero, a FIFO or a directory would be read
   // forever or make no sense.
-  std::error_code ec;
-  const auto st = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(st)) fail(path, "cannot open: no such file");
-  if (!std::filesystem::is_regular_file(st)) fail(path, "not a regular file");
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) fail(path, "cannot read its size: " + ec.message());
-  if (size > kMaxModelFileBytes)
-    fail(path, std::to_string(size) + " bytes: larger than any model (limit " +
-                   std::to_string(kMaxModelFileBytes) + ")");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) fail(path, std::string("cannot open: ") + std::strerror(errno));
-  const std::vector<uint8_t> in((std::istreambuf_iterator<char>(f)),
-                                std::istreambuf_iterator<char>());
+  std::string text;
+  const std::string why = read_regular_file(path, kMaxModelFileBytes, &text);
+  if (!why.empty()) fail(path, "cannot open: " + why);
+  const std::vector<uint8_t> in(text.begin(), text.end());
   return parse_model(in, path);
 }
 

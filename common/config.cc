@@ -9,6 +9,8 @@
 #include <iterator>
 #include <sstream>
 
+#include "common/file_read.h"
+
 namespace rocemu {
 
 void ConfigErrors::add(std::string path, std::string value, std::string reason, int64_t line) {
@@ -260,15 +262,14 @@ void ConfigReader::finish() {
   }
 }
 
+// The largest configuration file read (a hand-written TOML is kilobytes; a topology with a
+// thousand hosts some hundreds of kilobytes): bigger is not a configuration.
+constexpr uint64_t kMaxConfigFileBytes = 64ull << 20;
+
 toml::table parse_toml_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw ConfigError(path + ": cannot read configuration file (missing or not a regular file)");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw ConfigError(path + ": cannot read configuration file (" + std::strerror(errno) + ")");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  const std::string why = read_regular_file(path, kMaxConfigFileBytes, &text);
+  if (!why.empty()) throw ConfigError(path + ": cannot read configuration file (" + why + ")");
   return parse_toml(text, path);
 }
 

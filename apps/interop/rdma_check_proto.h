@@ -75,6 +75,14 @@ static inline int rc_info_parse(const char* msg, struct rc_info* out) {
   char buf[RC_INFO_BYTES + 1];
   memcpy(buf, msg, RC_INFO_BYTES);
   buf[RC_INFO_BYTES] = 0;
+  /* Only the format's own characters: sscanf's %x would take "-8" as 0xfffffff8 and "+1"
+   * or "0x1" as 1, so a malformed peer could pass a negative length for a valid one. */
+  if (strncmp(buf, "RDMACHECK ", 10) != 0) return -1;
+  for (const char* c = buf + 10; *c; ++c) {
+    const int hex =
+        (*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f') || (*c >= 'A' && *c <= 'F');
+    if (!hex && *c != ' ') return -1;
+  }
   if (sscanf(buf, "RDMACHECK %x %x %llx %x %x %llx", &qpn, &psn, &addr, &rkey, &bytes, &seed) != 6)
     return -1;
   if (qpn > 0xffffff || psn > 0xffffff || bytes == 0 || bytes % 8 != 0) return -1;

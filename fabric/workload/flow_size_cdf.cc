@@ -10,10 +10,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include "common/config.h"
+#include "common/file_read.h"
 
 namespace rocemu::workload {
 
@@ -116,12 +116,10 @@ FlowSizeCdf FlowSizeCdf::parse(std::string_view text, const std::string& source)
 }
 
 FlowSizeCdf FlowSizeCdf::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw ConfigError(path + ": cannot read flow-size CDF file (" + std::strerror(errno) + ")");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path);
+  std::string text;
+  const std::string why = read_regular_file(path, kMaxCdfFileBytes, &text);
+  if (!why.empty()) throw ConfigError(path + ": cannot read flow-size CDF file (" + why + ")");
+  return parse(text, path);
 }
 
 FlowSizeCdf::FlowSizeCdf(std::vector<Knot> knots, std::string source)

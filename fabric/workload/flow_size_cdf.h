@@ -22,6 +22,9 @@ namespace rocemu::workload {
 /// flow, so this also bounds the run's memory (2 x 2 GiB); larger CDF sizes or incasts are
 /// refused when the workload is loaded.
 inline constexpr uint64_t kMaxFlowBytes = uint64_t{1} << 31;
+/// The largest flow-size CDF file read (the published CDFs are under a kilobyte; a CDF with
+/// a knot per byte size up to kMaxFlowBytes would not be one to sample from).
+inline constexpr uint64_t kMaxCdfFileBytes = 16ull << 20;
 
 class FlowSizeCdf {
  public:

@@ -165,5 +165,26 @@ TEST(RdmaCheckProto, InfoMessageRoundTrips) {
   EXPECT_EQ(rc_info_parse(msg, &out), -1);
 }
 
+// Signs and prefixes sscanf's %x would accept are refused: "-8" would be a length of
+// 0xfffffff8 bytes passing the multiple-of-8 check.
+TEST(RdmaCheckProto, InfoMessageWithSignsOrPrefixesIsRefused) {
+  for (const char* text :
+       {"RDMACHECK 000012 abcdef 0000000000001234 00100000 -0000008 0000000000000063",
+        "RDMACHECK +00012 abcdef 0000000000001234 00100000 00100000 0000000000000063",
+        "RDMACHECK 0x0012 abcdef 0000000000001234 00100000 00100000 0000000000000063",
+        "RDMACHECK 000012 abcdef 0000000000001234 00100000 00100000 000000000000006g"}) {
+    char msg[RC_INFO_BYTES] = {};
+    std::strncpy(msg, text, RC_INFO_BYTES - 1);
+    rc_info out{};
+    EXPECT_EQ(rc_info_parse(msg, &out), -1) << text;
+  }
+  char msg[RC_INFO_BYTES] = {};
+  std::strncpy(msg, "RDMACHECK 000012 abcdef 0000000000001234 00100000 00100000 0000000000000063",
+               RC_INFO_BYTES - 1);
+  rc_info out{};
+  EXPECT_EQ(rc_info_parse(msg, &out), 0) << "the well-formed original of the cases above";
+  EXPECT_EQ(out.bytes, 0x100000u);
+}
+
 }  // namespace
 }  // namespace rocemu::interop

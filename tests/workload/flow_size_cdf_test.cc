@@ -4,9 +4,12 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -169,6 +172,43 @@ TEST(FlowSizeCdf, MissingFileNamesThePath) {
     EXPECT_THAT(e.what(), StartsWith("configs/workloads/NoSuchWorkload.txt: cannot read"));
     EXPECT_THAT(e.what(), HasSubstr("No such file"));
   }
+}
+
+// Only regular files of bounded size: /dev/zero would be read forever, a FIFO would block
+// waiting for a writer, a directory makes no sense.
+TEST(FlowSizeCdf, DevicesFifosAndDirectoriesAreRefusedAtOnce) {
+  const std::string fifo = ::testing::TempDir() + "flow_size_cdf_test.fifo";
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string p : {std::string("/dev/zero"), std::string("/tmp"), fifo}) {
+    try {
+      FlowSizeCdf::load(p);
+      ADD_FAILURE() << p << " accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_THAT(e.what(),
+                  StartsWith(p + ": cannot read flow-size CDF file (not a regular file)"));
+    }
+  }
+  std::remove(fifo.c_str());
+}
+
+TEST(FlowSizeCdf, AFileOverTheSizeLimitIsRefusedUnread) {
+  const std::string big = ::testing::TempDir() + "flow_size_cdf_test.big";
+  {
+    FILE* f = std::fopen(big.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    // A sparse file: the limit is checked against its size before a byte is read.
+    ASSERT_EQ(::ftruncate(::fileno(f), static_cast<off_t>(kMaxCdfFileBytes + 1)), 0);
+    std::fclose(f);
+  }
+  try {
+    FlowSizeCdf::load(big);
+    ADD_FAILURE() << "accepted a file over kMaxCdfFileBytes";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(),
+                HasSubstr("larger than the limit of " + std::to_string(kMaxCdfFileBytes)));
+  }
+  std::remove(big.c_str());
 }
 
 }  // namespace
