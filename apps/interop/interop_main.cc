@@ -8,16 +8,7 @@
 //                                            (the guest runs guest_rdma_check)
 //   MODE perftest-server                     passive server of --iters consecutive perftest
 //                                            clients (ib_write_bw / ib_read_bw -x 1)
-// options (defaults match scripts/interop/run_guest.sh):
-//   --iface NAME (veth-dpdk)  --vdev-kind af_packet|af_xdp (af_packet)
-//   --ip A.B.C.D (10.77.0.2: our RoCE address, answered by ARP here)  --mac (02:00:0a:4d:00:02)
-//   --peer-ip (10.77.0.10)  --peer-mac (52:54:00:77:00:10)
-//   --side-ip (10.77.0.1: where the server listens for the TCP side channel)
-//   --iters N (1000)  --size BYTES (4096)  --bytes BYTES (1048576)  --seed N (7)
-//   --rate-gbps G (0 = unpaced)  --ack-timeout EXP (14: 4.096 us x 2^14)  --timeout-s S (60)
-//   --drop-read-responses P (0: none; rdma-check) drop a seeded fraction P of the READ
-//                            responses received from the peer, as a lossy link would: the
-//                            check then also requires that some were dropped and recovered
+// options: rocemu-interop --help (kHelp below; defaults match scripts/interop/run_guest.sh).
 // Exit: 0 success, 1 failed check, 2 usage error, 3 setup error (EAL, port).
 #include <cstdio>
 #include <cstdlib>
@@ -36,10 +27,46 @@ using namespace rocemu;
 using namespace rocemu::interop;
 
 namespace {
+constexpr const char* kHelp =
+    "usage: rocemu-interop MODE [--option value]...\n"
+    "One rocemu RoCEv2 endpoint on a DPDK port (af_packet or af_xdp on --iface) against a real\n"
+    "RoCEv2 stack, e.g. Linux rdma_rxe in scripts/interop/'s QEMU guest (docs/interop.md).\n"
+    "\n"
+    "MODE\n"
+    "  pingpong-server | pingpong-client  ibv_rc_pingpong's protocol (the peer runs\n"
+    "                                     `ibv_rc_pingpong -g 1 [server]`)\n"
+    "  rdma-check                         RDMA WRITE + READ + SEND each way, data verified\n"
+    "                                     (the peer runs guest_rdma_check)\n"
+    "  perftest-server                    passive server of --iters consecutive perftest\n"
+    "                                     clients (ib_write_bw / ib_read_bw -x 1)\n"
+    "\n"
+    "options (default)\n"
+    "  --iface NAME (veth-dpdk)           the kernel interface the DPDK port opens\n"
+    "  --vdev-kind af_packet|af_xdp (af_packet)\n"
+    "  --ip A.B.C.D (10.77.0.2)           our RoCE address, answered by ARP here\n"
+    "  --mac MAC (02:00:0a:4d:00:02)      our MAC\n"
+    "  --peer-ip A.B.C.D (10.77.0.10)     the peer's RoCE address\n"
+    "  --peer-mac MAC (52:54:00:77:00:10)\n"
+    "  --side-ip A.B.C.D (10.77.0.1)      where the server listens for the TCP side channel\n"
+    "  --iters N (1000)                   pingpong round trips; perftest-server: clients served\n"
+    "  --size BYTES (4096)                pingpong message size\n"
+    "  --bytes BYTES (1048576)            rdma-check region size, a multiple of 8\n"
+    "  --seed N (7)                       rdma-check data pattern; the NIC's random stream\n"
+    "  --rate-gbps G (0 = unpaced)        pace our sends\n"
+    "  --ack-timeout EXP (14)             local ACK timeout, 4.096 us x 2^EXP, EXP in 0..31\n"
+    "  --timeout-s S (60)                 give up (exit 1) after S seconds\n"
+    "  --drop-read-responses P (0)        rdma-check only: drop a seeded fraction P < 0.5 of the\n"
+    "                                     READ responses received, as a lossy link would; the\n"
+    "                                     check then also requires some dropped and recovered\n"
+    "  -h, --help                         this text\n"
+    "\n"
+    "exit: 0 success, 1 failed check, 2 usage error, 3 setup error (EAL, port)\n";
+
 int usage(const std::string& why) {
   std::fprintf(stderr,
-               "rocemu-interop: %s\nusage: rocemu-interop pingpong-server|pingpong-client|"
-               "rdma-check [--option value]... (see interop_main.cc)\n",
+               "rocemu-interop: %s\nusage: rocemu-interop "
+               "pingpong-server|pingpong-client|rdma-check|perftest-server [--option value]...\n"
+               "(rocemu-interop --help lists the options)\n",
                why.c_str());
   return kExitUsage;
 }
@@ -48,6 +75,13 @@ int usage(const std::string& why) {
 int main(int argc, char** argv) {
   if (argc < 2) return usage("no mode");
   const std::string mode = argv[1];
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::fputs(kHelp, stdout);
+      return 0;
+    }
+  }
   if (mode != "pingpong-server" && mode != "pingpong-client" && mode != "rdma-check" &&
       mode != "perftest-server")
     return usage("unknown mode '" + mode + "'");

@@ -5,15 +5,7 @@
 set -u
 apps=$1 src=$2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() {  # name expected_rc actual_rc output needles...
-  local name=$1 want=$2 got=$3 out=$4; shift 4
-  if [ "$got" != "$want" ]; then echo "FAIL $name: exit $got, want $want"; echo "$out"; fail=1; return; fi
-  for n in "$@"; do
-    if ! grep -qF -- "$n" <<<"$out"; then echo "FAIL $name: output lacks '$n'"; echo "$out"; fail=1; fi
-  done
-  echo "ok   $name"
-}
+. "$(dirname "$0")/../support/cli_check.sh"
 out=$("$apps/rocemu-sim" --help 2>&1); check sim-help 0 $? "$out" --seed --out --log-level --until-us CONFIG.toml
 out=$("$apps/rocemu-testbed" --help 2>&1); check testbed-help 0 $? "$out" --seed --out --log-level --ports "-- EAL-ARGS" --time-limit-s af_xdp memif
 out=$("$apps/rocemu-sim" 2>&1); check sim-no-config 2 $? "$out" "missing the configuration file"

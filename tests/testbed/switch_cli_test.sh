@@ -5,15 +5,7 @@
 set -u
 bin=$1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() {  # name expected_rc actual_rc output needles...
-  local name=$1 want=$2 got=$3 out=$4; shift 4
-  if [ "$got" != "$want" ]; then echo "FAIL $name: exit $got, want $want"; echo "$out"; fail=1; return; fi
-  for n in "$@"; do
-    if ! grep -qF -- "$n" <<<"$out"; then echo "FAIL $name: output lacks '$n'"; echo "$out"; fail=1; fi
-  done
-  echo "ok   $name"
-}
+. "$(dirname "$0")/../support/cli_check.sh"
 out=$("$bin" --help 2>&1); check help 0 $? "$out" --plan --switch-links --duration --out --ports "-- EAL-ARGS" "rocemu-switch: ready"
 out=$("$bin" 2>&1); check no-config 2 $? "$out" "missing the configuration file"
 cat > "$tmp/star3.toml" <<'TOML'
