@@ -59,13 +59,18 @@ std::string to_json(const JobResult& r) {
   for (size_t i = 0; i < r.ports.size(); ++i) {
     const auto& p = r.ports[i];
     s += "    {\"node\": \"" + p.node + "\", \"port\": " + std::to_string(p.port) +
-         ", \"tx_packets\": " + std::to_string(p.tx_packets) + ", \"tx_bytes\": " + std::to_string(p.tx_bytes) +
-         ", \"rx_packets\": " + std::to_string(p.rx_packets) + ", \"rx_bytes\": " + std::to_string(p.rx_bytes) +
+         ", \"tx_packets\": " + std::to_string(p.tx_packets) +
+         ", \"tx_bytes\": " + std::to_string(p.tx_bytes) +
+         ", \"rx_packets\": " + std::to_string(p.rx_packets) +
+         ", \"rx_bytes\": " + std::to_string(p.rx_bytes) +
          ", \"wire_drops\": " + std::to_string(p.wire_drops) +
          ", \"peak_queue_bytes\": " + std::to_string(p.peak_queue_bytes) +
          ", \"switch_drops\": " + std::to_string(p.switch_drops) +
          ", \"ecn_marked_packets\": " + std::to_string(p.ecn_marked_packets) +
-         ", \"pfc_pauses_sent\": " + std::to_string(p.pfc_pauses_sent) + "}" +
+         ", \"pfc_pauses_sent\": " + std::to_string(p.pfc_pauses_sent) +
+         ", \"pfc_pauses_received\": " + std::to_string(p.pfc_pauses_received) +
+         ", \"cnps_sent\": " + std::to_string(p.cnps_sent) +
+         ", \"cnps_received\": " + std::to_string(p.cnps_received) + "}" +
          (i + 1 < r.ports.size() ? ",\n" : "\n");
   }
   s += "  ]\n}\n";
@@ -75,15 +80,18 @@ std::string to_json(const JobResult& r) {
 std::string to_csv(const JobResult& r) {
   std::string s =
       "engine,seed,bytes,completed,verified,elapsed_ns,goodput_gbps,node,port,tx_packets,tx_bytes,"
-      "rx_packets,rx_bytes,wire_drops,peak_queue_bytes,switch_drops,ecn_marked_packets,pfc_pauses_sent\n";
+      "rx_packets,rx_bytes,wire_drops,peak_queue_bytes,switch_drops,ecn_marked_packets,"
+      "pfc_pauses_sent,pfc_pauses_received,cnps_sent,cnps_received\n";
   for (const auto& p : r.ports) {
-    s += r.engine + "," + std::to_string(r.seed) + "," + std::to_string(r.bytes) + "," + b(r.completed) +
-         "," + b(r.verified) + "," + std::to_string(r.elapsed_ns) + "," + fixed(r.goodput_gbps) + "," +
-         p.node + "," + std::to_string(p.port) + "," + std::to_string(p.tx_packets) + "," +
-         std::to_string(p.tx_bytes) + "," + std::to_string(p.rx_packets) + "," +
-         std::to_string(p.rx_bytes) + "," + std::to_string(p.wire_drops) + "," +
-         std::to_string(p.peak_queue_bytes) + "," + std::to_string(p.switch_drops) + "," +
-         std::to_string(p.ecn_marked_packets) + "," + std::to_string(p.pfc_pauses_sent) + "\n";
+    s += r.engine + "," + std::to_string(r.seed) + "," + std::to_string(r.bytes) + "," +
+         b(r.completed) + "," + b(r.verified) + "," + std::to_string(r.elapsed_ns) + "," +
+         fixed(r.goodput_gbps) + "," + p.node + "," + std::to_string(p.port) + "," +
+         std::to_string(p.tx_packets) + "," + std::to_string(p.tx_bytes) + "," +
+         std::to_string(p.rx_packets) + "," + std::to_string(p.rx_bytes) + "," +
+         std::to_string(p.wire_drops) + "," + std::to_string(p.peak_queue_bytes) + "," +
+         std::to_string(p.switch_drops) + "," + std::to_string(p.ecn_marked_packets) + "," +
+         std::to_string(p.pfc_pauses_sent) + "," + std::to_string(p.pfc_pauses_received) + "," +
+         std::to_string(p.cnps_sent) + "," + std::to_string(p.cnps_received) + "\n";
   }
   return s;
 }
@@ -105,17 +113,21 @@ std::string to_text(const JobResult& r) {
          fixed(r.wall_ns > 0 ? static_cast<double>(r.events) * 1e3 / static_cast<double>(r.wall_ns) : 0, 2) +
          " M events/s)";
   s += "\n";
-  char line[256];
-  std::snprintf(line, sizeof line, "  %-10s %4s %10s %12s %10s %12s %10s %8s\n", "node", "port", "tx_pkts",
-                "tx_bytes", "rx_pkts", "rx_bytes", "peak_q_B", "drops");
+  // ecn: packets the switch port CE-marked; cnp_tx / cnp_rx: CNPs the host's NIC sent (as
+  // notification point) / received (as reaction point); pfc_tx / pfc_rx: PAUSE frames.
+  char line[320];
+  std::snprintf(line, sizeof line, "  %-10s %4s %10s %12s %10s %12s %10s %8s %8s %7s %7s %7s %7s\n",
+                "node", "port", "tx_pkts", "tx_bytes", "rx_pkts", "rx_bytes", "peak_q_B", "drops",
+                "ecn", "cnp_tx", "cnp_rx", "pfc_tx", "pfc_rx");
   s += line;
+  const auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
   for (const auto& p : r.ports) {
-    std::snprintf(line, sizeof line, "  %-10s %4u %10llu %12llu %10llu %12llu %10llu %8llu\n", p.node.c_str(),
-                  p.port, static_cast<unsigned long long>(p.tx_packets),
-                  static_cast<unsigned long long>(p.tx_bytes), static_cast<unsigned long long>(p.rx_packets),
-                  static_cast<unsigned long long>(p.rx_bytes),
-                  static_cast<unsigned long long>(p.peak_queue_bytes),
-                  static_cast<unsigned long long>(p.wire_drops + p.switch_drops));
+    std::snprintf(
+        line, sizeof line,
+        "  %-10s %4u %10llu %12llu %10llu %12llu %10llu %8llu %8llu %7llu %7llu %7llu %7llu\n",
+        p.node.c_str(), p.port, u(p.tx_packets), u(p.tx_bytes), u(p.rx_packets), u(p.rx_bytes),
+        u(p.peak_queue_bytes), u(p.wire_drops + p.switch_drops), u(p.ecn_marked_packets),
+        u(p.cnps_sent), u(p.cnps_received), u(p.pfc_pauses_sent), u(p.pfc_pauses_received));
     s += line;
   }
   return s;

@@ -53,8 +53,9 @@ QueueTelemetry::QueueTelemetry(const RunConfig& cfg,
     std::vector<uint16_t> ports(t.node(n).ports.size());
     for (uint16_t p = 0; p < ports.size(); ++p) ports[p] = p;
     const auto path = std::filesystem::path(out_dir) / ("queues_" + t.node(n).name + ".csv");
-    series_.push_back({switches[n], std::make_unique<sw::QueueSeriesWriter>(
-                                        path.string(), ports, cfg.telemetry.interval_ns)});
+    series_.push_back(
+        {switches[n], std::make_unique<sw::QueueSeriesWriter>(path.string(), t.node(n).name, ports,
+                                                              cfg.telemetry.interval_ns)});
   }
 }
 

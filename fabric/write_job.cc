@@ -173,6 +173,13 @@ class Fabric {
           s.switch_drops = c.total_drops();
           s.ecn_marked_packets = c.ecn_marked_packets;
           for (auto v : c.pfc_pauses_sent) s.pfc_pauses_sent += v;
+          for (auto v : c.pfc_pauses_received) s.pfc_pauses_received += v;
+        }
+        if (hosts_[n] && p == 0) {  // a RoceHost uses its node's port 0
+          const nic::NicCounters& c = hosts_[n]->counters();
+          s.cnps_sent = c.cnps_sent;
+          s.cnps_received = c.cnps_received;
+          for (auto v : c.pfc_frames_received) s.pfc_pauses_received += v;
         }
         r.ports.push_back(s);
       }

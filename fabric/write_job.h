@@ -34,8 +34,11 @@ struct PortSummary {
   uint64_t wire_drops = 0;
   uint64_t peak_queue_bytes = 0;  // switch ports: largest egress queue (any priority)
   uint64_t switch_drops = 0;
-  uint64_t ecn_marked_packets = 0;
-  uint64_t pfc_pauses_sent = 0;
+  uint64_t ecn_marked_packets = 0;   // switch ports: packets this port CE-marked
+  uint64_t pfc_pauses_sent = 0;      // switch ports: PAUSE frames sent (all priorities)
+  uint64_t pfc_pauses_received = 0;  // switch ports and host NICs: PAUSE frames received
+  uint64_t cnps_sent = 0;            // host NICs: CNPs sent (as notification point)
+  uint64_t cnps_received = 0;        // host NICs: CNPs received (as reaction point)
 };
 
 struct JobResult {

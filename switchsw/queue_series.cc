@@ -11,9 +11,12 @@
 
 namespace rocemu::sw {
 
-QueueSeriesWriter::QueueSeriesWriter(const std::string& path, std::vector<uint16_t> ports,
-                                     TimeNs interval_ns)
-    : ports_(std::move(ports)), interval_ns_(interval_ns), last_tx_bytes_(ports_.size(), 0) {
+QueueSeriesWriter::QueueSeriesWriter(const std::string& path, std::string node_name,
+                                     std::vector<uint16_t> ports, TimeNs interval_ns)
+    : node_name_(std::move(node_name)),
+      ports_(std::move(ports)),
+      interval_ns_(interval_ns),
+      last_tx_bytes_(ports_.size(), 0) {
   if (interval_ns_ <= 0) throw std::runtime_error("QueueSeriesWriter: interval_ns must be > 0");
   f_ = std::fopen(path.c_str(), "w");
   if (!f_) throw std::runtime_error(path + ": cannot create: " + std::strerror(errno));
@@ -45,10 +48,10 @@ void QueueSeriesWriter::write(const SwitchSnapshot& snap) {
                : 0.0;
     last_tx_bytes_[i] = c.tx_bytes;
     std::fprintf(f_,
-                 "%" PRId64 ",%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64 ",%" PRIu64
+                 "%" PRId64 ",%s,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64 ",%" PRIu64
                  ",%" PRIu64 "\n",
-                 snap.at_ns, snap.node, port, c.total_queue_bytes(), peak, c.tx_bytes, util,
-                 c.ecn_marked_packets, sent, paused);
+                 snap.at_ns, node_name_.c_str(), port, c.total_queue_bytes(), peak, c.tx_bytes,
+                 util, c.ecn_marked_packets, sent, paused);
     ++rows_;
   }
   last_ns_ = snap.at_ns;

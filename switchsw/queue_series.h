@@ -1,7 +1,7 @@
 // queue_series.h — CSV time series of queue length and link utilisation for chosen ports.
 //
 // Takes a SwitchSnapshot every `interval_ns` (the caller offers `now` often; sample() keeps
-// only the due instants) and writes one row per chosen port:
+// only the due instants) and writes one row per chosen port (node: the switch's name):
 //   time_ns,node,port,queue_bytes,peak_queue_bytes,tx_bytes,utilisation,ecn_marked_packets,
 //   pfc_pauses_sent,paused_ns
 // utilisation = 8 x (tx bytes since the previous row) / (rate_bps x elapsed seconds), in
@@ -22,8 +22,10 @@ class SoftSwitch;
 
 class QueueSeriesWriter {
  public:
-  /// Opens `path` and writes the header. Throws std::runtime_error if it cannot.
-  QueueSeriesWriter(const std::string& path, std::vector<uint16_t> ports, TimeNs interval_ns);
+  /// Opens `path` and writes the header; `node_name` is the switch's topology name, written
+  /// in the node column. Throws std::runtime_error if it cannot.
+  QueueSeriesWriter(const std::string& path, std::string node_name, std::vector<uint16_t> ports,
+                    TimeNs interval_ns);
   ~QueueSeriesWriter();
   QueueSeriesWriter(const QueueSeriesWriter&) = delete;
   QueueSeriesWriter& operator=(const QueueSeriesWriter&) = delete;
@@ -39,6 +41,7 @@ class QueueSeriesWriter {
 
  private:
   std::FILE* f_ = nullptr;
+  std::string node_name_;
   std::vector<uint16_t> ports_;
   TimeNs interval_ns_;
   TimeNs next_ns_ = 0;

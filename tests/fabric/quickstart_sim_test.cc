@@ -121,6 +121,43 @@ TEST(QuickstartSim, AJobThatDoesNotCompleteNamesTheQpAndTheStatus) {
   EXPECT_EQ(to_json(ok).find("failure"), std::string::npos);
 }
 
+// The congestion columns of the summary: the quickstart with h1's link at 2 Gbps and DCQCN
+// on. s0 CE-marks on its port to h1, h1's NIC answers with CNPs, h0's NIC receives each one
+// (the control class is lossless and never dropped), and the PAUSE frames s0 sends on a port
+// are the ones the host behind it receives.
+TEST(QuickstartSim, SummaryCountsEcnMarksCnpsAndPausesPerPort) {
+  quickstart();  // EAL
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("rocemu-fabric-cnp-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::string text = slurp(std::string(ROCEMU_SOURCE_ROOT) + "/configs/quickstart.toml");
+  const std::string h1_link = "b = \"s0\"\nrate_gbps = 10";
+  const size_t second = text.find(h1_link, text.find(h1_link) + 1);
+  ASSERT_NE(second, std::string::npos);
+  text.replace(second, h1_link.size(), "b = \"s0\"\nrate_gbps = 2");
+  text += "\n[dcqcn]\nprofile = \"" ROCEMU_SOURCE_ROOT "/configs/dcqcn/paper.toml\"\n";
+  { std::ofstream(dir / "run.toml") << text; }
+  const RunConfig cfg = load_run_config((dir / "run.toml").string());
+  const JobResult r = run_write_job_virtual(cfg, dir.string());
+  ASSERT_TRUE(r.completed && r.verified);
+  ASSERT_EQ(r.ports.size(), 4u);  // h0:0, h1:0, s0:0 (to h0), s0:1 (to h1)
+  const PortSummary &h0 = r.ports[0], &h1 = r.ports[1], &s0_h0 = r.ports[2], &s0_h1 = r.ports[3];
+  ASSERT_EQ(s0_h1.node, "s0");
+  EXPECT_GT(s0_h1.ecn_marked_packets, 0u);
+  EXPECT_GT(h1.cnps_sent, 0u);
+  EXPECT_LE(h1.cnps_sent, s0_h1.ecn_marked_packets) << "at most one CNP per CE-marked packet";
+  EXPECT_EQ(h0.cnps_received, h1.cnps_sent);
+  EXPECT_EQ(h0.cnps_sent + h1.cnps_received, 0u) << "no data flows from h1 to h0";
+  EXPECT_EQ(s0_h0.ecn_marked_packets, 0u);
+  EXPECT_EQ(h0.pfc_pauses_received, s0_h0.pfc_pauses_sent);
+  EXPECT_EQ(h1.pfc_pauses_received, s0_h1.pfc_pauses_sent);
+  const std::string table = to_text(r);
+  EXPECT_NE(table.find("ecn  cnp_tx  cnp_rx  pfc_tx  pfc_rx"), std::string::npos) << table;
+  EXPECT_NE(to_json(r).find("\"cnps_sent\": " + std::to_string(h1.cnps_sent)), std::string::npos);
+  EXPECT_NE(to_csv(r).find(",pfc_pauses_received,cnps_sent,cnps_received\n"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(QuickstartSim, CapturesAChosenSwitchPortToPcapng) {
   RunConfig cfg = quickstart();
   cfg.job.bytes = 64u << 10;
@@ -161,6 +198,7 @@ TEST(QuickstartSim, TelemetrySeriesShowTheBottleneckPortBusyWhileTheWriteRuns) {
     std::stringstream ss(line);
     for (std::string x; std::getline(ss, x, ',');) c.push_back(x);
     ASSERT_GE(c.size(), 7u);
+    EXPECT_EQ(c[1], "s0") << "the node column names the switch, as the file name does";
     const TimeNs t = std::stoll(c[0]);
     if (c[2] == "1" && t >= 200 * kNsPerUs && t + 100 * kNsPerUs <= r.elapsed_ns) {
       // Data leaves s0 on port 1 at the 10 Gbps line rate (1082-byte frames back to back).

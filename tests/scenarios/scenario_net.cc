@@ -162,7 +162,8 @@ ScenarioResult run_on(Engine& eng, rte_mempool* pool, const ScenarioSpec& s) {
       std::vector<uint16_t> ports;
       for (const PortRef& p : s.watch)
         if (p.node == s.watch[0].node) ports.push_back(p.port);
-      queue_csv = std::make_unique<sw::QueueSeriesWriter>(s.trace + "_queue.csv", ports, s.trace_ns);
+      queue_csv = std::make_unique<sw::QueueSeriesWriter>(
+          s.trace + "_queue.csv", s.topo.node(s.watch[0].node).name, ports, s.trace_ns);
     }
   }
   TimeNs next_trace = 0;

@@ -177,7 +177,7 @@ TEST(IncastSim, QueueSeriesRecordsTheBottleneckQueueAndFullUtilisation) {
   Incast net(small_buffer(true));
   const std::string path = "/tmp/rocemu_switch_series_" + std::to_string(getpid()) + ".csv";
   {
-    QueueSeriesWriter w(path, {net.b_port_to_receiver}, 100 * kNsPerUs);
+    QueueSeriesWriter w(path, net.topo.node(net.b).name, {net.b_port_to_receiver}, 100 * kNsPerUs);
     net.sim->set_probe(100 * kNsPerUs, [&](TimeNs now) { w.sample(*net.sw_b, now); });
     net.sim->run_until(100 * kNsPerMs);
     EXPECT_GE(w.rows(), 35u);  // ~3.9 ms of traffic at one row per 100 us
@@ -192,6 +192,7 @@ TEST(IncastSim, QueueSeriesRecordsTheBottleneckQueueAndFullUtilisation) {
     std::stringstream ss(line);
     std::string f[10];
     for (auto& x : f) std::getline(ss, x, ',');
+    EXPECT_EQ(f[1], "B") << "the node column names the switch";
     const double util = std::stod(f[6]);
     const uint64_t q = std::stoull(f[3]);
     max_q = std::max(max_q, q);
