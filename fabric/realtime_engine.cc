@@ -1,19 +1,9 @@
 // realtime_engine.cc — ports, wire-time emulation and the poll loop of the real-time engine.
 #include "fabric/realtime_engine.h"
 
-#include "common/idle_backoff.h"
-#include "fabric/kernel_neighbours.h"
-
 #include <net/if.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <atomic>
-#include <stdexcept>
-#include <string>
-
-#include <rte_dev.h>
 #include <rte_cycles.h>
+#include <rte_dev.h>
 #include <rte_errno.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
@@ -23,6 +13,16 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 #include <spdlog/spdlog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <stdexcept>
+#include <string>
+
+#include "common/idle_backoff.h"
+#include "fabric/kernel_neighbours.h"
 
 namespace rocemu::fabric {
 
@@ -257,6 +257,9 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
   // 1e9 * 2^32 < 2^63, so the quotient fits; the relative error is below 2^-32 * tsc_hz.
   ns_per_tsc_q32_ = static_cast<uint64_t>((static_cast<unsigned __int128>(kNsPerSec) << 32) / tsc_hz_);
   tsc0_ = rte_rdtsc();
+  timespec wall{};
+  clock_gettime(CLOCK_REALTIME, &wall);
+  wall0_ns_ = static_cast<TimeNs>(wall.tv_sec) * kNsPerSec + wall.tv_nsec;
   spdlog::debug("real-time engine: {} ports over {}, TSC {} Hz", ports_.size(), backend_name(opt.backend),
                 tsc_hz_);
 }

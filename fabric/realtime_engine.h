@@ -140,6 +140,9 @@ class RealtimeEngine {
   /// Polls until stop() or `duration_ns` of real time has passed; returns the engine time
   /// reached. Engine time is 0 at construction. Workers (if placed) run until it returns.
   TimeNs run_for(TimeNs duration_ns);
+  /// The wall clock (CLOCK_REALTIME, ns since 1970) at engine time 0: what real-time
+  /// captures add to engine time so their packets show the hour they were sent.
+  TimeNs wall_clock_at_zero_ns() const noexcept { return wall0_ns_; }
 
   /// Wire counters of a node port (all zero for the ports of an external node).
   const WireCounters& counters(PortRef p) const { return ports_.at(port_base_.at(p.node) + p.port).wire; }
@@ -190,6 +193,7 @@ class RealtimeEngine {
   std::vector<bool> external_;  // per node
   rte_mempool* pool_ = nullptr;
   uint64_t tsc0_ = 0;
+  TimeNs wall0_ns_ = 0;  // CLOCK_REALTIME when tsc0_ was read
   uint64_t tsc_hz_ = 0;
   uint64_t ns_per_tsc_q32_ = 0;  // 1e9 / tsc_hz in 32.32 fixed point: ns = dt * q >> 32
   TimeNs end_ns_ = 0;

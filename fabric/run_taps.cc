@@ -24,8 +24,10 @@ RunTaps::RunTaps(const RunConfig& cfg, std::vector<sw::SoftSwitch*> switches,
 RunTaps::~RunTaps() { agent_.stop(); }
 
 void RunTaps::attach(VirtualEngine& e) {
-  if (capture_)
+  if (capture_) {
+    capture_->set_epoch_ns(kVirtualTimeCaptureEpochNs);
     for (const auto& p : cfg_.capture.ports) e.set_tap(p, capture_.get());
+  }
   if (telemetry_.on())
     e.every(cfg_.telemetry.interval_ns, [this](TimeNs now) { telemetry_.sample(now); });
   if (agent_.on()) e.every(agent_.interval_ns(), [this](TimeNs now) { agent_.step(now); });
@@ -33,8 +35,10 @@ void RunTaps::attach(VirtualEngine& e) {
 
 void RunTaps::attach(RealtimeEngine& e) {
   realtime_ = true;
-  if (capture_)
+  if (capture_) {
+    capture_->set_epoch_ns(e.wall_clock_at_zero_ns());
     for (const auto& p : cfg_.capture.ports) e.set_tap(p, capture_.get());
+  }
   if (telemetry_.on())
     e.every(cfg_.telemetry.interval_ns, [this](TimeNs now) { telemetry_.sample(now); });
 }

@@ -33,6 +33,8 @@ void CaptureTap::on_packet(PortRef port, bool tx, const rte_mbuf* m, TimeNs now)
 
 uint64_t CaptureTap::captured() const noexcept { return cap_->captured(); }
 
+void CaptureTap::set_epoch_ns(TimeNs epoch_ns) noexcept { cap_->set_epoch_ns(epoch_ns); }
+
 std::unique_ptr<CaptureTap> make_capture_tap(const RunConfig& cfg, const std::string& out_dir) {
   if (cfg.capture.ports.empty()) return nullptr;
   std::filesystem::create_directories(out_dir);

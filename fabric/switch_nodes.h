@@ -29,6 +29,11 @@ namespace rocemu::fabric {
 std::vector<std::unique_ptr<sw::SoftSwitch>> build_switches(const RunConfig& cfg,
                                                             rte_mempool* pool);
 
+/// Where virtual time 0 lies in a capture's timestamps: 2000-01-01T00:00:00Z, so a packet
+/// sent at engine time t shows in Wireshark at 2000-01-01 00:00:00 + t, identically in every
+/// run. Real-time captures use the wall clock at engine time 0 instead.
+inline constexpr TimeNs kVirtualTimeCaptureEpochNs = 946684800LL * kNsPerSec;
+
 /// Feeds an engine's port tap into a pcapng file, one capture interface per [capture] port.
 class CaptureTap final : public PortTap {
  public:
@@ -36,6 +41,8 @@ class CaptureTap final : public PortTap {
   ~CaptureTap() override;
   void on_packet(PortRef port, bool tx, const rte_mbuf* m, TimeNs now) noexcept override;
   uint64_t captured() const noexcept;
+  /// Timestamps are epoch_ns + engine time (PcapngCapture::set_epoch_ns).
+  void set_epoch_ns(TimeNs epoch_ns) noexcept;
 
  private:
   std::unique_ptr<sw::PcapngCapture> cap_;

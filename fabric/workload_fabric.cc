@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "fabric/region_iova.h"
 #include "fabric/workload/workload_topology.h"
 
 namespace rocemu::fabric {
@@ -271,8 +272,10 @@ void WorkloadFabric::connect_mesh() {
     s.pd = host.alloc_pd();
     s.send_cq = host.create_cq(static_cast<uint32_t>(2 * hn * max_send));
     s.recv_cq = host.create_cq(static_cast<uint32_t>(2 * hn * max_send));
-    s.src = host.reg_mr(s.pd, src_buf_.data(), src_buf_.size(), IBV_ACCESS_LOCAL_WRITE);
-    s.dst = host.reg_mr(s.pd, sink_, sink_bytes_, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    s.src = host.reg_mr_iova(s.pd, src_buf_.data(), src_buf_.size(), kSourceRegionIova,
+                             IBV_ACCESS_LOCAL_WRITE);
+    s.dst = host.reg_mr_iova(s.pd, sink_, sink_bytes_, kSinkRegionIova,
+                             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     if (s.src.lkey == 0 || s.dst.lkey == 0) throw std::runtime_error("workload job: reg_mr failed");
   }
   pairs_.resize(hn * hn);

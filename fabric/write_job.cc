@@ -19,6 +19,7 @@
 #include "common/rng.h"
 #include "fabric/cc/dcqcn_hooks.h"
 #include "fabric/realtime_engine.h"
+#include "fabric/region_iova.h"
 #include "fabric/run_taps.h"
 #include "fabric/switch_nodes.h"
 #include "fabric/virtual_engine.h"
@@ -100,7 +101,7 @@ class Fabric {
     while (posted_ < total && posted_ - completed_ < kMaxSendWr && failed_ == 0) {
       const uint64_t off = posted_ * job_.message_bytes;
       const auto len = static_cast<uint32_t>(std::min(job_.message_bytes, job_.bytes - off));
-      ibv_sge sge{reinterpret_cast<uint64_t>(src_.data()) + off, len, smr_.lkey};
+      ibv_sge sge{smr_.addr + off, len, smr_.lkey};
       ibv_send_wr wr{};
       wr.wr_id = posted_;
       wr.opcode = IBV_WR_RDMA_WRITE;
@@ -208,9 +209,10 @@ class Fabric {
     for (int i = 0; i < 2; ++i)
       if (nic::connect_rc(*side[i], qpn_[i], side[1 - i]->local_info(qpn_[1 - i]), opt) != 0)
         throw std::runtime_error("write job: connecting the RC QP failed");
-    smr_ = side[0]->reg_mr(pd[0], src_.data(), src_.size(), IBV_ACCESS_LOCAL_WRITE);
-    dmr_ = side[1]->reg_mr(pd[1], dst_.data(), dst_.size(),
-                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    smr_ = side[0]->reg_mr_iova(pd[0], src_.data(), src_.size(), kSourceRegionIova,
+                                IBV_ACCESS_LOCAL_WRITE);
+    dmr_ = side[1]->reg_mr_iova(pd[1], dst_.data(), dst_.size(), kSinkRegionIova,
+                                IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     if (smr_.lkey == 0 || dmr_.rkey == 0) throw std::runtime_error("write job: reg_mr failed");
   }
 

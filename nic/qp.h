@@ -20,18 +20,23 @@ namespace rocemu::nic {
 
 inline constexpr int kMaxSge = 4;
 
+/// A registered region: `length` bytes at host address `addr`, named in work requests and on
+/// the wire by I/O virtual addresses from `iova` on (ibv_reg_mr: iova = addr;
+/// ibv_reg_mr_iova: the caller's choice).
 struct MemoryRegion {
   uint8_t* addr = nullptr;
+  uint64_t iova = 0;
   uint64_t length = 0;
   int access = 0;  // IBV_ACCESS_* flags
   uint32_t pd = 0;
   uint32_t lkey = 0, rkey = 0;
   bool valid = false;
-  /// [va, va+len) inside the region (overflow-safe).
+  /// [va, va+len) of I/O virtual addresses inside the region (overflow-safe).
   bool contains(uint64_t va, uint64_t len) const noexcept {
-    const auto base = reinterpret_cast<uint64_t>(addr);
-    return va >= base && len <= length && va - base <= length - len;
+    return va >= iova && len <= length && va - iova <= length - len;
   }
+  /// The host address of I/O virtual address `va` (one the region contains).
+  uint8_t* at(uint64_t va) const noexcept { return addr + (va - iova); }
 };
 
 /// A ring of completions; poll_cq() takes from the head.
@@ -176,7 +181,7 @@ struct Qp {
   uint8_t prev_opcode = 0xff;
   bool nak_sent = false;
   const MemoryRegion* write_mr = nullptr;
-  uint64_t write_va = 0;
+  uint64_t write_va = 0;  // host address of the WRITE's next byte (the region's at(), not an IOVA)
   uint32_t write_remaining = 0, write_len = 0;
   Ring<RecvWqe> rq;
   uint32_t recv_offset = 0;

@@ -201,7 +201,7 @@ void RoceHost::respond_duplicate(Qp& qp, const RocePacket& p) noexcept {
     for (uint32_t i = qp.reads.tail; i != pos; --i) qp.reads.at(i) = qp.reads.at(i - 1);
     ReadJob& job = qp.reads.at(pos);
     job = ReadJob{};
-    job.addr = r.len == 0 ? nullptr : reinterpret_cast<const uint8_t*>(r.va);
+    job.addr = read_source(r.rkey, r.va, r.len);
     job.len = r.len;
     job.psn = r.psn;
     job.npkts = r.npkts;
@@ -284,7 +284,7 @@ bool RoceHost::respond_write(Qp& qp, const RocePacket& p) noexcept {
       return false;
     }
     qp.write_mr = mr;
-    qp.write_va = p.va;
+    qp.write_va = p.dma_len == 0 ? 0 : reinterpret_cast<uint64_t>(mr->at(p.va));
     qp.write_remaining = qp.write_len = p.dma_len;
   }
   const bool last = f & kOpLast;
@@ -327,6 +327,12 @@ bool RoceHost::read_allowed(const Qp& qp, uint32_t rkey, uint64_t va, uint32_t l
          (qp.access & IBV_ACCESS_REMOTE_READ) && mr->contains(va, len);
 }
 
+const uint8_t* RoceHost::read_source(uint32_t rkey, uint64_t va, uint32_t len) const noexcept {
+  if (len == 0) return nullptr;
+  const MemoryRegion* mr = find_mr(rkey, true);
+  return mr ? mr->at(va) : nullptr;
+}
+
 bool RoceHost::respond_read(Qp& qp, const RocePacket& p, uint32_t psn) noexcept {
   if (!read_allowed(qp, p.rkey, p.va, p.dma_len)) {
     ++counters_.drops[static_cast<int>(RxDrop::kRemoteAccess)];
@@ -341,7 +347,7 @@ bool RoceHost::respond_read(Qp& qp, const RocePacket& p, uint32_t psn) noexcept 
     return false;
   }
   ReadJob job;
-  job.addr = p.dma_len == 0 ? nullptr : reinterpret_cast<const uint8_t*>(p.va);
+  job.addr = read_source(p.rkey, p.va, p.dma_len);
   job.len = p.dma_len;
   job.psn = psn;
   job.npkts = p.dma_len == 0 ? 1 : (p.dma_len + qp.mtu_bytes - 1) / qp.mtu_bytes;

@@ -89,6 +89,11 @@ class RoceHost final : public rocemu::Node {
   /// Registers [addr, addr+length) (owned by the caller, must outlive the host) with
   /// IBV_ACCESS_* `access`. Returns lkey/rkey; lkey == 0 on failure (bad pd or length).
   MrInfo reg_mr(uint32_t pd, void* addr, uint64_t length, int access);
+  /// ibv_reg_mr_iova: the region at host address `addr` is named by I/O virtual addresses
+  /// [iova, iova+length) in SGEs, work requests and RETHs (MrInfo::addr = iova). Runs that
+  /// must be reproducible byte for byte (virtual time) use it so no heap address reaches the
+  /// wire. lkey == 0 on failure (bad pd or length, or iova + length overflowing).
+  MrInfo reg_mr_iova(uint32_t pd, void* addr, uint64_t length, uint64_t iova, int access);
   /// Invalidates the region of `lkey`; returns 0 or EINVAL.
   int dereg_mr(uint32_t lkey);
   /// A completion queue of `cqe` entries; returns its id.
@@ -193,6 +198,9 @@ class RoceHost final : public rocemu::Node {
   bool respond_write(Qp& qp, const RocePacket& p) noexcept;
   bool respond_read(Qp& qp, const RocePacket& p, uint32_t psn) noexcept;
   bool read_allowed(const Qp& qp, uint32_t rkey, uint64_t va, uint32_t len) const noexcept;
+  /// The host address of `va` in the region of `rkey`, once read_allowed() said yes (nullptr
+  /// for a zero-length READ, whose R_Key and VA are not checked).
+  const uint8_t* read_source(uint32_t rkey, uint64_t va, uint32_t len) const noexcept;
   void queue_ack(Qp& qp, uint32_t psn) noexcept;
   void queue_nak(Qp& qp, uint8_t syndrome, uint32_t psn) noexcept;
   rte_mbuf* responder_ctl(Qp& qp) noexcept;

@@ -87,9 +87,15 @@ RoceHost::~RoceHost() = default;
 uint32_t RoceHost::alloc_pd() { return ++num_pds_; }
 
 MrInfo RoceHost::reg_mr(uint32_t pd, void* addr, uint64_t length, int access) {
-  if (pd == 0 || pd > num_pds_ || (addr == nullptr && length != 0)) return {};
+  return reg_mr_iova(pd, addr, length, reinterpret_cast<uint64_t>(addr), access);
+}
+
+MrInfo RoceHost::reg_mr_iova(uint32_t pd, void* addr, uint64_t length, uint64_t iova, int access) {
+  if (pd == 0 || pd > num_pds_ || (addr == nullptr && length != 0) || iova + length < iova)
+    return {};
   MemoryRegion mr;
   mr.addr = static_cast<uint8_t*>(addr);
+  mr.iova = iova;
   mr.length = length;
   mr.access = access;
   mr.pd = pd;
@@ -99,7 +105,7 @@ MrInfo RoceHost::reg_mr(uint32_t pd, void* addr, uint64_t length, int access) {
   mr.lkey = mr.rkey = index << 8 | tag;
   mr.valid = true;
   mrs_.push_back(mr);
-  return {mr.lkey, mr.rkey, reinterpret_cast<uint64_t>(addr), length};
+  return {mr.lkey, mr.rkey, iova, length};
 }
 
 int RoceHost::dereg_mr(uint32_t lkey) {
@@ -406,6 +412,8 @@ int RoceHost::post_send(uint32_t qpn, const ibv_send_wr* wr, const ibv_send_wr**
           (need_write && !(mr->access & IBV_ACCESS_LOCAL_WRITE)))
         ok = false;
       w.sge[i] = s;
+      // Kept as the host address the requester copies from (or a READ's response into).
+      if (ok) w.sge[i].addr = reinterpret_cast<uint64_t>(mr->at(s.addr));
       total += s.length;
     }
     switch (wr->opcode) {
@@ -457,6 +465,7 @@ int RoceHost::post_recv(uint32_t qpn, const ibv_recv_wr* wr, const ibv_recv_wr**
         return EINVAL;
       }
       r.sge[i] = s;
+      r.sge[i].addr = reinterpret_cast<uint64_t>(mr->at(s.addr));  // the host address
       total += s.length;
     }
     r.length = static_cast<uint32_t>(total > UINT32_MAX ? UINT32_MAX : total);

@@ -41,6 +41,10 @@ class PcapngCapture {
   /// Records a copy of `m` (not consumed) seen on `iface` in `dir` at `now`. Counts, never
   /// fails loudly: a copy that cannot be made is counted in dropped().
   void capture(const rte_mbuf* m, uint16_t iface, Direction dir, TimeNs now) noexcept;
+  /// Packets captured from now on are stamped `epoch_ns + now` (the engine attaching the
+  /// capture sets it: the wall clock at engine time 0 in real time, a fixed instant in
+  /// virtual time).
+  void set_epoch_ns(TimeNs epoch_ns) noexcept { epoch_ns_ = epoch_ns; }
   /// Writes the batched copies to the file.
   void flush() noexcept;
 

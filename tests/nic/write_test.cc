@@ -164,6 +164,68 @@ namespace {
 // NicParams::random_qpns (the perftest tools and rocemu-interop): QPNs are unpredictable
 // from off the path, differ per host and seed, are never 0, 1 or 0xFFFFFF, and the QPs work
 // (and are found again after destroy and re-create) as with 0x11, 0x12, ...
+// ibv_reg_mr_iova: regions named by chosen I/O virtual addresses. Local SGEs, RETH addresses
+// of WRITE and READ, and receive SGEs are all in the IOVA space and land at the right host
+// bytes; an address just outside [iova, iova + length) is a remote access error, and no host
+// address reaches the wire (the jobs rely on it for byte-identical captures).
+TEST(IovaRegions, WriteReadAndSendAddressTheRegionByIovaOnly) {
+  nic::NicParams p;
+  HostPair hp(p);
+  constexpr uint64_t kIovaA = 0x100000000000ull, kIovaB = 0x200000000000ull;
+  constexpr size_t n = 64 * 1024;
+  auto src = pattern(n, 5);
+  std::vector<uint8_t> back(n, 0), dst(2 * n, 0), rbuf(n, 0);
+  const int all = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+  const auto a = hp.host[0]->reg_mr_iova(hp.pd[0], src.data(), n, kIovaA, all);
+  const auto a2 = hp.host[0]->reg_mr_iova(hp.pd[0], back.data(), n, kIovaA + (1ull << 32), all);
+  const auto b = hp.host[1]->reg_mr_iova(hp.pd[1], dst.data(), dst.size(), kIovaB, all);
+  const auto r = hp.host[1]->reg_mr_iova(hp.pd[1], rbuf.data(), n, kIovaB + (1ull << 32), all);
+  ASSERT_NE(a.lkey, 0u);
+  ASSERT_NE(b.rkey, 0u);
+  EXPECT_EQ(a.addr, kIovaA);
+  EXPECT_EQ(b.addr, kIovaB);
+  EXPECT_EQ(hp.host[0]->reg_mr_iova(hp.pd[0], src.data(), n, ~0ull - 10, all).lkey, 0u)
+      << "iova + length overflowing";
+
+  // A local SGE by host address is outside the IOVA space: refused at post time.
+  ibv_sge host_sge{reinterpret_cast<uint64_t>(src.data()), 8, a.lkey};
+  auto local = make_wr(5, IBV_WR_SEND, &host_sge, 1);
+  EXPECT_EQ(hp.host[0]->post_send(hp.qpn[0], &local, nullptr), EINVAL);
+
+  // WRITE the second half of src into dst at offset n, READ dst's second half into back.
+  ibv_sge ws{kIovaA + n / 2, n / 2, a.lkey};
+  auto w = make_wr(1, IBV_WR_RDMA_WRITE, &ws, 1, kIovaB + n, b.rkey);
+  ASSERT_EQ(hp.host[0]->post_send(hp.qpn[0], &w, nullptr), 0);
+  ibv_sge rs{a2.addr, n / 2, a2.lkey};
+  auto rd = make_wr(2, IBV_WR_RDMA_READ, &rs, 1, kIovaB + n, b.rkey);
+  ASSERT_EQ(hp.host[0]->post_send(hp.qpn[0], &rd, nullptr), 0);
+  // SEND the first half into h1's receive buffer, addressed by its IOVA + 16.
+  ibv_sge recv_sge{r.addr + 16, n - 16, r.lkey};
+  ibv_recv_wr rwr{};
+  rwr.wr_id = 9;
+  rwr.sg_list = &recv_sge;
+  rwr.num_sge = 1;
+  ASSERT_EQ(hp.host[1]->post_recv(hp.qpn[1], &rwr, nullptr), 0);
+  ibv_sge ss{kIovaA, n / 2, a.lkey};
+  auto snd = make_wr(3, IBV_WR_SEND, &ss, 1);
+  ASSERT_EQ(hp.host[0]->post_send(hp.qpn[0], &snd, nullptr), 0);
+  std::vector<ibv_wc> wcs;
+  ASSERT_TRUE(hp.wait_wcs(0, 3, wcs, 10 * kNsPerMs));
+  for (const auto& wc : wcs) EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << wc.wr_id;
+  EXPECT_TRUE(std::equal(src.begin() + n / 2, src.end(), dst.begin() + n));
+  EXPECT_TRUE(std::all_of(dst.begin(), dst.begin() + n, [](uint8_t v) { return v == 0; }));
+  EXPECT_TRUE(std::equal(src.begin() + n / 2, src.end(), back.begin()));
+  EXPECT_TRUE(std::equal(src.begin(), src.begin() + n / 2, rbuf.begin() + 16));
+
+  // One byte below the region: refused by the responder (NAK remote access).
+  ibv_sge bs{kIovaA, 8, a.lkey};
+  auto bad = make_wr(4, IBV_WR_RDMA_WRITE, &bs, 1, kIovaB - 1, b.rkey);
+  ASSERT_EQ(hp.host[0]->post_send(hp.qpn[0], &bad, nullptr), 0);
+  wcs.clear();
+  ASSERT_TRUE(hp.wait_wcs(0, 1, wcs, 10 * kNsPerMs));
+  EXPECT_EQ(wcs[0].status, IBV_WC_REM_ACCESS_ERR);
+}
+
 TEST(RandomQpns, KeyedPerHostAndSeedAndTheQpsWork) {
   nic::NicParams p;
   EXPECT_EQ(HostPair(p).qpn[0], 0x11u) << "off: rxe's numbering";
