@@ -87,6 +87,12 @@ struct AccNetWeights {
 
 enum class ModelKind : uint32_t { kGraphCc = 1, kAccPerPort = 2 };
 
+/// The kind's name as configurations spell it ([train] model, [agent] policy): "graphcc" or
+/// "acc".
+constexpr const char* model_kind_name(ModelKind k) noexcept {
+  return k == ModelKind::kGraphCc ? "graphcc" : "acc";
+}
+
 /// A trained model: the GraphCC MPNN, or one ACC network per agent (in PortGraph order).
 struct Model {
   ModelKind kind = ModelKind::kGraphCc;

@@ -82,7 +82,8 @@ options:
   --log-level LEVEL    trace, debug, info, warn, error, critical, off (default info)
   --help               this text
 
-exit status: 0 success, 1 runtime error (e.g. unreadable model), 2 usage/config error
+exit status: 0 success, 1 runtime error, 2 usage/config error (also an unreadable --model-in
+or one of the other kind: nothing is started)
 )";
 
 int usage_error(const std::string& msg) {
@@ -211,6 +212,24 @@ int main(int argc, char** argv) {
   if (f.eval_steps) cfg.eval_steps = static_cast<int>(*f.eval_steps);
   if (f.seed) cfg.dqn.seed = static_cast<uint64_t>(*f.seed);
   if (f.threads) cfg.dqn.threads = static_cast<int>(*f.threads);
+  // A model to start from is checked before anything starts (EAL, the network).
+  std::optional<Model> model_in;
+  if (!f.model_in.empty()) {
+    std::string why;
+    try {
+      model_in = load_model(f.model_in);
+      if (model_in->kind != cfg.dqn.kind)
+        why = "--model-in " + f.model_in + ": a " + model_kind_name(model_in->kind) +
+              " model, but this run trains " + model_kind_name(cfg.dqn.kind) +
+              " (--model, or [train] model in the configuration)";
+    } catch (const ModelFileError& e) {
+      why = std::string("--model-in: ") + e.what();
+    }
+    if (!why.empty()) {
+      std::fprintf(stderr, "rocemu-train: %s\n", why.c_str());
+      return kExitUsage;
+    }
+  }
 
   std::optional<fabric::RunConfig> run;
   if (f.env == "network") {
@@ -255,13 +274,13 @@ int main(int argc, char** argv) {
     Environment& env = *env_ptr;
     const PortGraph graph(env.topology());
     DqnTrainer trainer(graph, cfg.dqn, cfg.reward, cfg.features);
-    if (!f.model_in.empty()) trainer.import_model(load_model(f.model_in));
+    if (model_in) trainer.import_model(*model_in);
     if (!f.resume.empty()) {
       trainer.load_checkpoint(f.resume);
       spdlog::info("resumed from {}: {} of {} steps taken, {} episodes", f.resume,
                    trainer.env_steps(), cfg.steps, trainer.episodes());
     }
-    const char* kind = cfg.dqn.kind == ModelKind::kGraphCc ? "graphcc" : "acc";
+    const char* kind = model_kind_name(cfg.dqn.kind);
     spdlog::info("training {} on {} agents, {} edges, {} steps (seed {}, {} thread{})", kind,
                  graph.num_agents(), graph.num_edges(), cfg.steps, cfg.dqn.seed, cfg.dqn.threads,
                  cfg.dqn.threads > 1 ? "s" : "");

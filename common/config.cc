@@ -2,6 +2,7 @@
 #include "common/config.h"
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -284,12 +285,29 @@ toml::table parse_toml(std::string_view text, const std::string& source) {
   }
 }
 
+std::string format_number(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
 std::string resolve_beside(const std::string& path, const std::string& source) {
   namespace fs = std::filesystem;
   if (path.empty() || source.empty() || fs::exists(path) || !fs::path(path).is_relative())
     return path;
   const fs::path beside = fs::path(source).parent_path() / path;
   return fs::exists(beside) ? beside.string() : path;
+}
+
+std::string where_looked(const std::string& path, const std::string& source) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path.empty() || fs::exists(path, ec) || !fs::path(path).is_relative()) return "";
+  std::string out =
+      "; looked in the working directory (" + (fs::current_path(ec) / path).string() + ")";
+  if (!source.empty())
+    out += " and beside " + source + " (" + (fs::path(source).parent_path() / path).string() + ")";
+  return out;
 }
 
 }  // namespace rocemu

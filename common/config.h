@@ -93,9 +93,17 @@ toml::table parse_toml_file(const std::string& path);
 /// regions. Throws ConfigError `source:line:column: TOML parse error: ...`.
 toml::table parse_toml(std::string_view text, const std::string& source);
 
+/// A number as a user would write it in a configuration file: the shortest text that reads
+/// back as `v` ("200", "0.01", "1e-09"), never std::to_string's "200.000000".
+std::string format_number(double v);
+
 /// A path named in a run file: as given if it exists or is absolute, else beside the file
 /// that named it (`source`: that file's path; "" for none) if it exists there, else as given
 /// (so the error names what the user wrote).
 std::string resolve_beside(const std::string& path, const std::string& source);
+/// For an error about a file resolve_beside() did not find: where it looked, as
+/// "; looked in the working directory (/w/x.txt) and beside run.toml (/d/x.txt)" — "" when
+/// `path` exists or is absolute, or there was no `source`.
+std::string where_looked(const std::string& path, const std::string& source);
 
 }  // namespace rocemu

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "common/config.h"
+
 namespace rocemu {
 
 std::string EcnSetting::validate() const {
@@ -12,7 +14,7 @@ std::string EcnSetting::validate() const {
            std::to_string(kmax_bytes);
   }
   if (!(pmax > 0.0 && pmax <= 1.0) || std::isnan(pmax)) {
-    return "pmax=" + std::to_string(pmax) + " not in (0, 1]";
+    return "pmax=" + format_number(pmax) + " not in (0, 1]";
   }
   return {};
 }

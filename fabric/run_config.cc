@@ -6,6 +6,7 @@
 
 #include "agent/model_file.h"
 #include "agent/policy.h"
+#include "fabric/workload/flow_size_cdf.h"
 #include "switchsw/soft_switch.h"
 
 namespace rocemu::fabric {
@@ -64,7 +65,7 @@ void read_dcqcn(ConfigReader& d, const std::string& source, RunConfig& cfg) {
   try {
     cfg.dcqcn = dcqcn::load_dcqcn_profile(path).dcqcn;
   } catch (const std::exception& e) {
-    d.error("profile", e.what());
+    d.error("profile", e.what() + where_looked(path, source));
   }
 }
 
@@ -75,20 +76,20 @@ constexpr const char* kAgentPolicyList =
 
 /// Loads the model of a graphcc/acc policy and checks it against the topology's port graph;
 /// the reason of a refusal, or "".
-std::string load_agent_model(AgentRunParams& a, const Topology& t) {
+std::string load_agent_model(AgentRunParams& a, const Topology& t, const std::string& source) {
   if (a.policy != "graphcc" && a.policy != "acc") return "";
   if (a.model_path.empty())
     return "policy '" + a.policy + "' needs a model file (model = \"PATH\")";
   try {
     auto m = std::make_shared<agent::Model>(agent::load_model(a.model_path));
-    const bool graphcc = m->kind == agent::ModelKind::kGraphCc;
-    if (graphcc != (a.policy == "graphcc"))
-      return "'" + a.model_path + "' is " + (graphcc ? "a GraphCC" : "an ACC") +
+    if (a.policy != agent::model_kind_name(m->kind))
+      return "'" + a.model_path + "' is " +
+             (m->kind == agent::ModelKind::kGraphCc ? "a GraphCC" : "an ACC") +
              " model, not one for policy '" + a.policy + "'";
     if (!t.nodes().empty()) (void)agent::make_policy(*m, agent::PortGraph(t));
     a.model = std::move(m);
   } catch (const std::exception& e) {
-    return e.what();
+    return e.what() + where_looked(a.model_path, source);
   }
   return "";
 }
@@ -121,7 +122,7 @@ void read_agent(ConfigReader& g, const std::string& source, const Topology& t, A
     else
       a.alternate = {static_cast<int>(v[0]), static_cast<int>(v[1])};
   }
-  if (const std::string why = load_agent_model(a, t); !why.empty()) g.error("model", why);
+  if (const std::string why = load_agent_model(a, t, source); !why.empty()) g.error("model", why);
   g.finish();
 }
 
@@ -163,7 +164,7 @@ void apply_agent_flags(RunConfig& cfg, const std::string& policy, const std::str
     }
   }
   if (errors.empty() && a.on() && !a.model) {
-    if (const std::string why = load_agent_model(a, cfg.topology.topology); !why.empty())
+    if (const std::string why = load_agent_model(a, cfg.topology.topology, ""); !why.empty())
       errors.add("--agent-model", a.model_path, why);
   }
   if (!errors.empty()) throw ConfigError(errors.format("command line"));
@@ -199,6 +200,17 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
     if (cfg.workload_qp_per_flow && w->has("qps_per_pair"))
       w->error("qp_per_flow", "give either qp_per_flow or qps_per_pair");
     cfg.workload = workload::parse_workload_params(*w);
+    if (!cfg.workload->cdf_file.empty()) {
+      // Read now, before anything starts: a missing or malformed CDF is a configuration
+      // error naming the key and where the file was looked for.
+      const std::string given = cfg.workload->cdf_file;
+      cfg.workload->cdf_file = resolve_beside(given, source);
+      try {
+        (void)workload::FlowSizeCdf::load(cfg.workload->cdf_file);
+      } catch (const ConfigError& e) {
+        w->error("cdf_file", e.what() + where_looked(given, source));
+      }
+    }
     if (!t.nodes().empty()) {
       workload::check_against_hosts(*cfg.workload, t.hosts().size(), "workload", errors);
       // The QP plan: every host has qps_per_pair requester and responder QPs per other host.

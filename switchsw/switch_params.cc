@@ -58,7 +58,7 @@ EcnParams parse_ecn(ConfigReader& r) {
   e.kmax_kb = r.number("kmax_kb", e.kmax_kb, 0, kMaxKb);
   e.pmax = r.number("pmax", e.pmax, 0, 1);
   if (e.pmax <= 0) r.error("pmax", "must be in (0, 1]");
-  if (e.kmin_kb > e.kmax_kb) r.error("kmin_kb", "exceeds kmax_kb=" + std::to_string(e.kmax_kb));
+  if (e.kmin_kb > e.kmax_kb) r.error("kmin_kb", "exceeds kmax_kb=" + format_number(e.kmax_kb));
   const std::string scale = r.string("scale", "none", {"none", "bandwidth"});
   e.scale_with_bandwidth = scale == "bandwidth";
   e.reference_gbps = r.number("reference_gbps", e.reference_gbps, 0.001, 1e6);

@@ -258,7 +258,9 @@ struct DqnTrainer::Impl {
   }
 
   void import_model(const Model& m) {
-    if (m.kind != cfg.kind) throw std::invalid_argument("model kind differs from the trainer's");
+    if (m.kind != cfg.kind)
+      throw std::invalid_argument(std::string("a ") + model_kind_name(m.kind) +
+                                  " model given to a trainer of " + model_kind_name(cfg.kind));
     if (cfg.kind == ModelKind::kGraphCc) {
       auto layers = online_mpnn->layers();
       size_t i = 0;
@@ -515,8 +517,7 @@ struct DqnTrainer::Impl {
         "layout version",   "model kind", "number of agents", "number of edges", "replay capacity",
         "observation size", "seed",       "threads",          "batch_graphs"};
     const auto value_name = [](size_t i, uint64_t v) {
-      if (i == 1)
-        return std::string(v == static_cast<uint64_t>(ModelKind::kGraphCc) ? "graphcc" : "acc");
+      if (i == 1) return std::string(model_kind_name(static_cast<ModelKind>(v)));
       return std::to_string(v);
     };
     for (size_t i = 0; i < want.size(); ++i)

@@ -60,6 +60,14 @@ TEST(Config, StringChoicesAreListed) {
   EXPECT_EQ(errs.problems()[0], "mode=fast: expected one of: a, b (line 1)");
 }
 
+TEST(Config, NumbersInMessagesReadAsWritten) {
+  EXPECT_EQ(format_number(200.0), "200");
+  EXPECT_EQ(format_number(0.01), "0.01");
+  EXPECT_EQ(format_number(1e-9), "1e-09");
+  EXPECT_EQ(format_number(-5.5), "-5.5");
+  EXPECT_EQ(format_number(2.0 / 3.0), "0.6666666666666666") << "round-trips, not 6 digits";
+}
+
 TEST(Config, MissingFileIsAClearError) {
   try {
     parse_toml_file("/nonexistent/rocemu.toml");

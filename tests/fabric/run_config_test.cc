@@ -310,6 +310,29 @@ TEST(RunConfig, AQpPlanBeyondMaxQpsIsRefusedAtLoadTime) {
             std::string::npos);
 }
 
+// The flow-size CDF is read with the run file, before EAL or any node starts: a missing or
+// malformed one is a configuration error naming the key and the paths looked at.
+TEST(RunConfig, AMissingOrMalformedCdfIsAConfigurationErrorWithThePathsTried) {
+  const std::string w = std::string(kTopo) + "[workload]\nload = 0.3\nduration_us = 100\n";
+  const std::string missing = problems_of(w + "cdf_file = \"no_such_cdf.txt\"\n");
+  EXPECT_NE(missing.find("bad.toml: workload.cdf_file=no_such_cdf.txt: no_such_cdf.txt: cannot "
+                         "read flow-size CDF file (No such file or directory); looked in the "
+                         "working directory ("),
+            std::string::npos)
+      << missing;
+  EXPECT_NE(missing.find("/no_such_cdf.txt) and beside bad.toml (no_such_cdf.txt) (line 8)"),
+            std::string::npos)
+      << missing;
+  const std::string bad = ::testing::TempDir() + "run_config_test_bad_cdf.txt";
+  { std::ofstream(bad) << "100 0\n50 100\n"; }
+  const std::string malformed = problems_of(w + "cdf_file = \"" + bad + "\"\n");
+  EXPECT_NE(malformed.find("workload.cdf_file=" + bad + ": " + bad + ":2: flow size 50 decreases"),
+            std::string::npos)
+      << malformed;
+  EXPECT_EQ(malformed.find("looked in"), std::string::npos) << "an absolute path is not searched";
+  std::remove(bad.c_str());
+}
+
 // An integral double far outside int64 (1e30, 9.3e18) is out of range, not undefined behaviour.
 TEST(RunConfig, HugeIntegralDoublesAreOutOfRange) {
   for (const char* v : {"1e30", "9.3e18", "-1e30", "9223372036854775808.0"}) {

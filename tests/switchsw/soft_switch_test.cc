@@ -176,7 +176,7 @@ TEST_F(SoftSwitchTest, ThresholdUpdateTakesEffectOnTheNextDequeue) {
   EXPECT_EQ(test::ipv4_of(m)->ecn(), wire::kEcnEct0);
   rte_pktmbuf_free(m);
   EXPECT_NE(s.set_ecn(1, EcnSetting{2048, 1024, 0.5}), "");  // kmin > kmax
-  EXPECT_NE(s.set_ecn(1, EcnSetting{0, 1024, 0.0}), "");     // pmax not in (0, 1]
+  EXPECT_EQ(s.set_ecn(1, EcnSetting{0, 1024, 0.0}), "pmax=0 not in (0, 1]");
   EXPECT_NE(s.set_ecn(9, EcnSetting{0, 0, 1.0}), "");        // no such port
   EXPECT_EQ(s.set_ecn(1, EcnSetting{0, 0, 1.0}), "");
   m = s.tx(1, 0);  // leaves 2 KB > Kmax = 0: always marked

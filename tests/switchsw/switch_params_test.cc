@@ -77,7 +77,7 @@ TEST(SwitchParams, ReportsEveryProblemWithPathAndLine) {
   EXPECT_NE(all.find("switch.classes[1].priority=3: priority used by another class"), std::string::npos) << all;
   EXPECT_NE(all.find("switch.classes[1].dscp[1]=99: out of range"), std::string::npos) << all;
   EXPECT_NE(all.find("dscp 26 mapped twice"), std::string::npos) << all;
-  EXPECT_NE(all.find("switch.ecn.kmin_kb=300: exceeds kmax_kb"), std::string::npos) << all;
+  EXPECT_NE(all.find("switch.ecn.kmin_kb=300: exceeds kmax_kb=200 ("), std::string::npos) << all;
   EXPECT_NE(all.find("switch.cnp_priority: priority 6 is not a control class"), std::string::npos) << all;  // no control class
 }
 

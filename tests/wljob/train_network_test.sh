@@ -3,7 +3,8 @@
 # (--env network --run FILE) as a user runs it: a short GraphCC training on a 6-host star
 # writes a model, rocemu-sim then runs that model in the loop on the same run file; two
 # episodes on a small Clos are deterministic with the learner thread and through a
-# checkpoint and --resume; usage errors exit 2 and bad checkpoints 1 with the reason.
+# checkpoint and --resume; usage errors (also a bad --model-in) exit 2 and bad checkpoints 1
+# with the reason.
 # Seconds of CPU, no root.
 set -euo pipefail
 build="$1" src="$2"
@@ -74,5 +75,11 @@ expect_exit 2 "agent-model" -- "$build/apps/rocemu-sim" "$run" --policy graphcc 
 expect_exit 2 "exclude each other" -- "$build/apps/rocemu-train" "${small[@]}" --resume "$work/c.ckpt" \
   --model-in "$work/a.model"
 expect_exit 2 "expected 1 or 2" -- "$build/apps/rocemu-train" --threads 3
+# A model to start from is checked first: unreadable, or of the other kind, exits 2 naming
+# the file and both kinds, before EAL or the network start.
+expect_exit 2 "--model-in: $work/bad.model" -- "$build/apps/rocemu-train" "${small[@]}" \
+  --steps 20 --model-in "$work/bad.model"
+expect_exit 2 "a graphcc model, but this run trains acc" -- "$build/apps/rocemu-train" \
+  "${small[@]}" --steps 20 --model acc --model-in "$work/a.model"
 expect_exit 2 "must be one of static, graphcc" -- "$build/apps/rocemu-sim" "$run" --policy magic
 echo "train_network_test: OK"
