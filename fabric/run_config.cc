@@ -273,6 +273,10 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
   }
   if (auto tm = r.table("telemetry")) {
     cfg.telemetry.interval_ns = tm->integer("interval_us", 0, 0, 3'600'000'000) * kNsPerUs;
+    cfg.telemetry.dcqcn_interval_ns =
+        tm->integer("dcqcn_interval_us", 0, 0, 3'600'000'000) * kNsPerUs;
+    if (cfg.telemetry.dcqcn_interval_ns > 0 && !cfg.dcqcn_enabled)
+      tm->error("dcqcn_interval_us", "traces DCQCN, which this run does not use (no [dcqcn])");
     tm->finish();
   }
   if (auto g = r.table("agent")) read_agent(*g, source, t, cfg.agent);

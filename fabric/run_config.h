@@ -54,9 +54,12 @@ struct CaptureParams {
 };
 
 /// [telemetry]: every switch's per-port queue series (switchsw/queue_series.h) sampled
-/// every interval_ns of engine time into queues_<switch>.csv in --out; 0 = off.
+/// every interval_ns of engine time into queues_<switch>.csv in --out; 0 = off. With
+/// [dcqcn], every dcqcn_interval_ns each host's DCQCN reaction points (rate, target, alpha,
+/// CNPs per QP; nic/dcqcn/rate_csv.h) into dcqcn_<host>.csv; 0 = off.
 struct TelemetryParams {
   TimeNs interval_ns = 0;
+  TimeNs dcqcn_interval_ns = 0;
 };
 
 /// [agent] (docs/agent.md "In the loop"): who sets every switch egress port's RED-ECN

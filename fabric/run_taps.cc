@@ -18,8 +18,17 @@ RunTaps::RunTaps(const RunConfig& cfg, std::vector<sw::SoftSwitch*> switches,
                  uint32_t main_lcore)
     : cfg_(cfg),
       capture_(make_capture_tap(cfg, out_dir)),
+      out_dir_(out_dir),
+      node_lcore_(node_lcore),
+      main_lcore_(main_lcore),
       telemetry_(cfg, const_view(switches), out_dir, node_lcore, main_lcore),
       agent_(cfg, std::move(switches), out_dir) {}
+
+void RunTaps::trace_dcqcn(const std::vector<const DcqcnHooks*>& hooks) {
+  if (cfg_.telemetry.dcqcn_interval_ns <= 0) return;
+  dcqcn_ = std::make_unique<DcqcnTelemetry>(cfg_.topology.topology, hooks, out_dir_, node_lcore_,
+                                            main_lcore_);
+}
 
 RunTaps::~RunTaps() { agent_.stop(); }
 
@@ -30,6 +39,8 @@ void RunTaps::attach(VirtualEngine& e) {
   }
   if (telemetry_.on())
     e.every(cfg_.telemetry.interval_ns, [this](TimeNs now) { telemetry_.sample(now); });
+  if (dcqcn_ && dcqcn_->on())
+    e.every(cfg_.telemetry.dcqcn_interval_ns, [this](TimeNs now) { dcqcn_->sample(now); });
   if (agent_.on()) e.every(agent_.interval_ns(), [this](TimeNs now) { agent_.step(now); });
 }
 
@@ -41,6 +52,8 @@ void RunTaps::attach(RealtimeEngine& e) {
   }
   if (telemetry_.on())
     e.every(cfg_.telemetry.interval_ns, [this](TimeNs now) { telemetry_.sample(now); });
+  if (dcqcn_ && dcqcn_->on())
+    e.every(cfg_.telemetry.dcqcn_interval_ns, [this](TimeNs now) { dcqcn_->sample(now); });
 }
 
 void RunTaps::begin() {
@@ -50,6 +63,7 @@ void RunTaps::begin() {
 void RunTaps::end() {
   agent_.stop();
   telemetry_.flush();
+  if (dcqcn_) dcqcn_->flush();
 }
 
 }  // namespace rocemu::fabric

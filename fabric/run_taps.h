@@ -1,5 +1,5 @@
 // run_taps.h — what every job puts around its nodes, in either engine, in one place: the
-// [capture] pcapng tap, the [telemetry] queue series and the [agent] ECN controller
+// [capture] pcapng tap, the [telemetry] queue and DCQCN series and the [agent] ECN controller
 // (switch_nodes.h, ecn_controller.h). A job builds its nodes, attaches them to the engine,
 // then: RunTaps taps(cfg, switches, out_dir, node_lcore); taps.attach(engine); taps.begin();
 // engine.run...(); taps.end(). In virtual time the agent runs from the engine's periodic
@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/cc/dcqcn_hooks.h"
 #include "fabric/ecn_controller.h"
 #include "fabric/run_config.h"
 #include "fabric/switch_nodes.h"
@@ -32,6 +33,9 @@ class RunTaps {
   RunTaps(const RunTaps&) = delete;
   RunTaps& operator=(const RunTaps&) = delete;
 
+  /// [telemetry] dcqcn_interval_us: the job's DCQCN hooks to trace (any order, not owned).
+  /// Call before attach(); nothing happens without the key.
+  void trace_dcqcn(const std::vector<const DcqcnHooks*>& hooks);
   void attach(VirtualEngine& e);
   void attach(RealtimeEngine& e);
   /// Right before the engine runs / right after it returned.
@@ -44,7 +48,11 @@ class RunTaps {
  private:
   const RunConfig& cfg_;
   std::unique_ptr<CaptureTap> capture_;
+  std::string out_dir_;
+  std::vector<uint32_t> node_lcore_;
+  uint32_t main_lcore_;
   QueueTelemetry telemetry_;
+  std::unique_ptr<DcqcnTelemetry> dcqcn_;
   EcnController agent_;
   bool realtime_ = false;
 };

@@ -124,6 +124,8 @@ class WorkloadFabric {
   /// slot on the pair's QP, so the pair's next waiting flow is posted.
   void reap(uint32_t h, TimeNs now) noexcept;
   /// The switches, indexed by topology node (nullptr at hosts and in local-host mode).
+  /// The DCQCN hooks of the hosts this fabric runs (empty without [dcqcn]).
+  std::vector<const DcqcnHooks*> dcqcn_hooks() const { return hooks_view(cc_); }
   std::vector<sw::SoftSwitch*> switch_ptrs() const {
     std::vector<sw::SoftSwitch*> v;
     for (const auto& s : switches_) v.push_back(s.get());

@@ -73,6 +73,7 @@ WorkloadResult run_workload_virtual(const RunConfig& cfg, const WorkloadRunOptio
       if (f.done()) e.stop();
     });
     RunTaps taps(cfg, f.switch_ptrs(), opt.out_dir);
+    taps.trace_dcqcn(f.dcqcn_hooks());
     taps.attach(e);
     taps.begin();
     const TimeNs end = e.run_until(cfg.sim.until_ns);
@@ -112,6 +113,7 @@ WorkloadResult run_workload_realtime(const RunConfig& cfg, const WorkloadRunOpti
       if (f.done()) e.stop();
     });
     RunTaps taps(cfg, f.switch_ptrs(), opt.out_dir, ro.node_lcore, rte_get_main_lcore());
+    taps.trace_dcqcn(f.dcqcn_hooks());
     taps.attach(e);
     const auto wall0 = std::chrono::steady_clock::now();
     taps.begin();

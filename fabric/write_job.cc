@@ -73,6 +73,7 @@ class Fabric {
     for (const auto& s : switches_) v.push_back(s.get());
     return v;
   }
+  std::vector<const DcqcnHooks*> dcqcn_hooks() const { return hooks_view(cc_); }
   std::vector<const sw::SoftSwitch*> switches() const {
     std::vector<const sw::SoftSwitch*> v;
     for (const auto& s : switches_) v.push_back(s.get());
@@ -255,6 +256,7 @@ JobResult run_write_job_virtual(const RunConfig& cfg, const std::string& out_dir
       if (f.step(now)) e.stop();
     });
     RunTaps taps(cfg, f.switch_ptrs(), out_dir);
+    taps.trace_dcqcn(f.dcqcn_hooks());
     taps.attach(e);
     const int64_t cpu0 = thread_cpu_ns();
     taps.begin();
@@ -290,6 +292,7 @@ JobResult run_write_job_realtime(const RunConfig& cfg, const std::string& out_di
       if (f.step(now)) e.stop();
     });
     RunTaps taps(cfg, f.switch_ptrs(), out_dir, opt.node_lcore, rte_get_main_lcore());
+    taps.trace_dcqcn(f.dcqcn_hooks());
     taps.attach(e);
     const auto wall0 = std::chrono::steady_clock::now();
     const int64_t cpu0 = thread_cpu_ns();

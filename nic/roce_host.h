@@ -143,6 +143,8 @@ class RoceHost final : public rocemu::Node {
   void on_timer(TimeNs now) noexcept override;
 
   const NicCounters& counters() const noexcept { return counters_; }
+  /// The topology node this host is.
+  uint32_t node_index() const noexcept { return node_index_; }
   /// Checks the RC liveness invariants of every QP: sq_psn never behind una_psn, and a QP in
   /// RTS with outstanding send work (and a finite local ACK timeout) either has a packet
   /// ready to send, an RNR wait, or its retransmit timer armed. Returns "" when they hold,

@@ -3,7 +3,15 @@
 
 Input: the rate CSV written by rocemu::dcqcn::RateCsvWriter
 (columns time_ns,qp,rate_gbps,target_gbps,alpha,cnps) and, optionally, a queue CSV
-(columns time_ns,queue_bytes) such as the one the dcqcn sim test writes:
+(columns time_ns,queue_bytes; with a port column, as a run's queues_<switch>.csv, pick
+the port with --port). Any run writes both with [telemetry] dcqcn_interval_us and
+interval_us (docs/config.md):
+
+    build/apps/rocemu-sim run.toml --out out
+    /usr/bin/python3 scripts/plot_dcqcn.py out/dcqcn_h0.csv --queue out/queues_s0.csv \
+        --port 1 -o out/dcqcn_h0.png
+
+and the dcqcn sim test writes them when asked:
 
     DCQCN_TRACE_DIR=/tmp/dcqcn build/tests/dcqcn/dcqcn_sim_tests \
         --gtest_filter='*Paper*N4'
@@ -38,7 +46,8 @@ def read_csv(path, columns):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rates", help="rate CSV (time_ns,qp,rate_gbps,target_gbps,alpha,cnps)")
-    ap.add_argument("--queue", help="queue CSV (time_ns,queue_bytes)")
+    ap.add_argument("--queue", help="queue CSV (time_ns,queue_bytes[,port,...])")
+    ap.add_argument("--port", type=int, help="the port of a queue CSV with a port column")
     ap.add_argument("-o", "--output", default="dcqcn.png", help="image file to write")
     ap.add_argument("--from-ms", type=float, default=0.0, help="start of the time axis")
     ap.add_argument("--to-ms", type=float, default=None, help="end of the time axis")
@@ -73,7 +82,18 @@ def main():
 
     if args.queue:
         t, q = [], []
-        for row in read_csv(args.queue, QUEUE_COLUMNS):
+        rows = read_csv(args.queue, QUEUE_COLUMNS)
+        if rows and "port" in rows[0]:
+            ports = sorted({int(r["port"]) for r in rows})
+            if args.port is None and len(ports) > 1:
+                sys.exit(f"{args.queue}: rows of ports {ports}; pick one with --port")
+            if args.port is not None:
+                if args.port not in ports:
+                    sys.exit(f"{args.queue}: no rows for port {args.port} (ports {ports})")
+                rows = [r for r in rows if int(r["port"]) == args.port]
+        elif args.port is not None:
+            sys.exit(f"{args.queue}: no port column for --port")
+        for row in rows:
             t_ms = int(row["time_ns"]) / 1e6
             if in_range(t_ms):
                 t.append(t_ms)

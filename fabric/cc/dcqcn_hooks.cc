@@ -1,6 +1,10 @@
 // dcqcn_hooks.cc — DcqcnPort -> CongestionHooks adapter (see dcqcn_hooks.h).
 #include "fabric/cc/dcqcn_hooks.h"
 
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
 #include "common/config.h"
 #include "nic/roce_host.h"
 
@@ -82,6 +86,51 @@ double DcqcnHooks::rate_bps(uint32_t qpn) const noexcept {
   const int32_t s = slot(qpn);
   return s < 0 ? static_cast<double>(cfg_.line_rate_bps)
                : port_.rp(static_cast<uint32_t>(s)).rate_bps();
+}
+
+void DcqcnHooks::write_trace(dcqcn::RateCsvWriter& out, TimeNs now) const {
+  for (uint32_t s = 0; s < port_.max_qps(); ++s)
+    if (port_.rp(s).congested())
+      out.write(dcqcn::sample_rp(port_.rp(s), host_->qpn_of_slot(s), now));
+}
+
+struct DcqcnTelemetry::Trace {
+  const DcqcnHooks* hooks;
+  std::ofstream file;
+  std::unique_ptr<dcqcn::RateCsvWriter> csv;
+};
+
+DcqcnTelemetry::DcqcnTelemetry(const Topology& topo, const std::vector<const DcqcnHooks*>& hooks,
+                               const std::string& out_dir, const std::vector<uint32_t>& node_lcore,
+                               uint32_t lcore) {
+  for (const DcqcnHooks* h : hooks) {
+    const uint32_t n = h->host().node_index();
+    if (!node_lcore.empty() && node_lcore[n] != lcore) continue;
+    std::filesystem::create_directories(out_dir);
+    const auto path = std::filesystem::path(out_dir) / ("dcqcn_" + topo.node(n).name + ".csv");
+    auto t = std::make_unique<Trace>();
+    t->hooks = h;
+    t->file.open(path, std::ios::binary | std::ios::trunc);
+    if (!t->file) throw std::runtime_error(path.string() + ": cannot create");
+    t->csv = std::make_unique<dcqcn::RateCsvWriter>(t->file);
+    traces_.push_back(std::move(t));
+  }
+}
+
+DcqcnTelemetry::~DcqcnTelemetry() = default;
+
+void DcqcnTelemetry::sample(TimeNs now) {
+  for (auto& t : traces_) t->hooks->write_trace(*t->csv, now);
+}
+
+void DcqcnTelemetry::flush() {
+  for (auto& t : traces_) t->file.flush();
+}
+
+std::vector<const DcqcnHooks*> hooks_view(const std::vector<std::unique_ptr<DcqcnHooks>>& hooks) {
+  std::vector<const DcqcnHooks*> v;
+  for (const auto& h : hooks) v.push_back(h.get());
+  return v;
 }
 
 uint64_t host_line_rate_bps(const Topology& topo, uint32_t node) noexcept {

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "common/time_ns.h"
@@ -21,6 +22,7 @@
 #include "nic/cc_hooks.h"
 #include "nic/dcqcn/dcqcn_params.h"
 #include "nic/dcqcn/dcqcn_port.h"
+#include "nic/dcqcn/rate_csv.h"
 
 namespace rocemu::nic {
 class RoceHost;
@@ -50,6 +52,10 @@ class DcqcnHooks final : public nic::CongestionHooks {
   const dcqcn::DcqcnPort& port() const noexcept { return port_; }
   dcqcn::DcqcnPort& port() noexcept { return port_; }
   const dcqcn::DcqcnConfig& config() const noexcept { return cfg_; }
+  const nic::RoceHost& host() const noexcept { return *host_; }
+  /// [telemetry] dcqcn_interval_us: one row (dcqcn/rate_csv.h; qp = the QPN) per QP whose
+  /// RP has had a CNP, as it is at `now`; the RPs are not changed.
+  void write_trace(dcqcn::RateCsvWriter& out, TimeNs now) const;
   /// Events for QPs outside the slots (no congestion control applied to them).
   uint64_t unmanaged_events() const noexcept { return unmanaged_; }
 
@@ -63,6 +69,29 @@ class DcqcnHooks final : public nic::CongestionHooks {
   std::vector<uint64_t> pushed_bps_;  // last rate handed to the host per slot
   uint64_t unmanaged_ = 0;
 };
+
+/// [telemetry] dcqcn_interval_us: one dcqcn_<host>.csv (dcqcn/rate_csv.h columns; qp = the
+/// QPN) per host with DCQCN, a DcqcnHooks::write_trace at every sample(). A QP appears from
+/// its first CNP on (before it, it sends at line rate). In real time only the hosts polled
+/// by `lcore` (node_lcore: the placement, empty = all on `lcore`); others would race.
+class DcqcnTelemetry {
+ public:
+  /// Creates the files in `out_dir` (created). Throws std::runtime_error if it cannot.
+  DcqcnTelemetry(const Topology& topo, const std::vector<const DcqcnHooks*>& hooks,
+                 const std::string& out_dir, const std::vector<uint32_t>& node_lcore = {},
+                 uint32_t lcore = 0);
+  ~DcqcnTelemetry();
+  bool on() const noexcept { return !traces_.empty(); }
+  void sample(TimeNs now);
+  void flush();
+
+ private:
+  struct Trace;
+  std::vector<std::unique_ptr<Trace>> traces_;
+};
+
+/// Non-owning view of hooks, e.g. install_dcqcn's result for DcqcnTelemetry.
+std::vector<const DcqcnHooks*> hooks_view(const std::vector<std::unique_ptr<DcqcnHooks>>& hooks);
 
 /// Line rate of host `node`'s port 0 in `topo` (0 if it has no port).
 uint64_t host_line_rate_bps(const Topology& topo, uint32_t node) noexcept;

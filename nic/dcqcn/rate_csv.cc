@@ -6,9 +6,10 @@
 
 namespace rocemu::dcqcn {
 
-RpSample sample_rp(DcqcnRp& rp, uint32_t qp, TimeNs now) noexcept {
-  rp.advance(now);
-  return RpSample{now, qp, rp.rate_bps(), rp.target_bps(), rp.alpha(), rp.counters().cnps};
+RpSample sample_rp(const DcqcnRp& rp, uint32_t qp, TimeNs now) noexcept {
+  DcqcnRp at = rp;
+  at.advance(now);
+  return RpSample{now, qp, at.rate_bps(), at.target_bps(), at.alpha(), at.counters().cnps};
 }
 
 RateCsvWriter::RateCsvWriter(std::ostream& out) : out_(&out) { *out_ << kHeader << '\n'; }

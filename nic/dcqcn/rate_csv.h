@@ -23,8 +23,9 @@ struct RpSample {
   uint64_t cnps = 0;
 };
 
-/// Samples `rp` at `now` (brings its lazy state up to `now` first).
-RpSample sample_rp(DcqcnRp& rp, uint32_t qp, TimeNs now) noexcept;
+/// Samples `rp` as it is at `now`: a copy is brought up to `now` (the RP updates lazily), the
+/// RP itself is left alone, so sampling never changes what DCQCN does next.
+RpSample sample_rp(const DcqcnRp& rp, uint32_t qp, TimeNs now) noexcept;
 
 class RateCsvWriter {
  public:

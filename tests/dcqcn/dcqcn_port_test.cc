@@ -99,5 +99,33 @@ TEST(DcqcnPort, WritesOneCsvRowPerQp) {
   EXPECT_NE(os.str().find("5000,2,12.500000,25.000000,1.000000,1\n"), std::string::npos);
 }
 
+// Sampling reads a copy brought up to `now`: the RP's own lazy state, and so every later
+// decision bit for bit, is the same whether or not (and however often) it was sampled.
+TEST(DcqcnPort, SamplingDoesNotChangeTheReactionPoint) {
+  const auto cfg = config();
+  DcqcnPort sampled(cfg, 1), alone(cfg, 1);
+  std::ostringstream os;
+  RateCsvWriter w(os);
+  TimeNs now = 0;
+  for (int i = 0; i < 40; ++i) {
+    now += 7 * kUs;
+    if (i % 5 == 0) {
+      sampled.on_cnp(0, now);
+      alone.on_cnp(0, now);
+    }
+    sampled.write_samples(w, 1, now + 3 * kUs);  // ahead of the RP's own time
+    if (i % 3 == 0) {
+      sampled.on_timer(now);
+      alone.on_timer(now);
+    }
+    ASSERT_EQ(sampled.rp(0).rate_bps(), alone.rp(0).rate_bps()) << i;
+    ASSERT_EQ(sampled.rp(0).alpha(), alone.rp(0).alpha()) << i;
+    ASSERT_EQ(sampled.next_deadline(), alone.next_deadline()) << i;
+  }
+  EXPECT_EQ(w.rows(), 40u);
+  const RpSample s = sample_rp(alone.rp(0), 0, now + 500 * kUs);
+  EXPECT_GT(s.rate_bps, alone.rp(0).rate_bps()) << "the sample sees the increases due by then";
+}
+
 }  // namespace
 }  // namespace rocemu::dcqcn

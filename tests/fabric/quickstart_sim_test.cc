@@ -157,6 +157,48 @@ TEST(QuickstartSim, SummaryCountsEcnMarksCnpsAndPausesPerPort) {
   EXPECT_NE(table.find("ecn  cnp_tx  cnp_rx  pfc_tx  pfc_rx"), std::string::npos) << table;
   EXPECT_NE(to_json(r).find("\"cnps_sent\": " + std::to_string(h1.cnps_sent)), std::string::npos);
   EXPECT_NE(to_csv(r).find(",pfc_pauses_received,cnps_sent,cnps_received\n"), std::string::npos);
+
+  // [telemetry] dcqcn_interval_us: h0's reaction point traced into dcqcn_h0.csv from its first
+  // CNP on, every 10 us; sampling changes nothing (the same summary without the trace).
+  { std::ofstream(dir / "run.toml", std::ios::app) << "\n[telemetry]\ndcqcn_interval_us = 10\n"; }
+  const RunConfig traced = load_run_config((dir / "run.toml").string());
+  ASSERT_EQ(traced.telemetry.dcqcn_interval_ns, 10 * kNsPerUs);
+  const auto tdir = dir / "traced";
+  const JobResult t = run_write_job_virtual(traced, tdir.string());
+  EXPECT_EQ(to_json(t), to_json(r)) << "tracing DCQCN changed the run";
+  std::ifstream f(tdir / "dcqcn_h0.csv");
+  std::string line;
+  std::getline(f, line);
+  EXPECT_EQ(line, "time_ns,qp,rate_gbps,target_gbps,alpha,cnps");
+  int rows = 0, below_line_rate = 0;
+  uint64_t last_cnps = 0;
+  TimeNs last_t = 0;
+  while (std::getline(f, line)) {
+    std::vector<std::string> c;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) c.push_back(x);
+    ASSERT_EQ(c.size(), 6u) << line;
+    ++rows;
+    const TimeNs at = std::stoll(c[0]);
+    EXPECT_EQ(at % (10 * kNsPerUs), 0) << line;
+    EXPECT_GT(at, last_t) << "one QP: one row per sample";
+    last_t = at;
+    EXPECT_LE(std::stod(c[2]), 10.0 + 1e-9) << line;
+    if (std::stod(c[2]) < 9.0) ++below_line_rate;
+    const double alpha = std::stod(c[4]);
+    EXPECT_TRUE(alpha >= 0 && alpha <= 1) << line;
+    const uint64_t cnps = std::stoull(c[5]);
+    EXPECT_GE(cnps, last_cnps) << line;
+    last_cnps = cnps;
+  }
+  EXPECT_GT(rows, 10);
+  EXPECT_GT(below_line_rate, 0) << "DCQCN cut h0's rate";
+  EXPECT_GE(last_cnps, 1u);
+  EXPECT_LE(last_cnps, h0.cnps_received);
+  ASSERT_TRUE(std::filesystem::exists(tdir / "dcqcn_h1.csv"));
+  EXPECT_EQ(std::filesystem::file_size(tdir / "dcqcn_h1.csv"),
+            std::string("time_ns,qp,rate_gbps,target_gbps,alpha,cnps\n").size())
+      << "h1 receives no CNP: only the header";
   std::filesystem::remove_all(dir);
 }
 

@@ -333,6 +333,19 @@ TEST(RunConfig, AMissingOrMalformedCdfIsAConfigurationErrorWithThePathsTried) {
   std::remove(bad.c_str());
 }
 
+TEST(RunConfig, TheDcqcnTraceNeedsDcqcn) {
+  const std::string t = std::string(kTopo) + "[telemetry]\ndcqcn_interval_us = 10\n";
+  EXPECT_NE(problems_of(t).find("telemetry.dcqcn_interval_us=10: traces DCQCN, which this run "
+                                "does not use (no [dcqcn])"),
+            std::string::npos)
+      << problems_of(t);
+  const RunConfig c = parse_run_config(
+      toml::parse(t + "[dcqcn]\nprofile = \"" ROCEMU_SOURCE_ROOT "/configs/dcqcn/paper.toml\"\n"),
+      "t.toml");
+  EXPECT_EQ(c.telemetry.dcqcn_interval_ns, 10 * kNsPerUs);
+  EXPECT_EQ(c.telemetry.interval_ns, 0);
+}
+
 // An integral double far outside int64 (1e30, 9.3e18) is out of range, not undefined behaviour.
 TEST(RunConfig, HugeIntegralDoublesAreOutOfRange) {
   for (const char* v : {"1e30", "9.3e18", "-1e30", "9223372036854775808.0"}) {
