@@ -13,10 +13,16 @@ the size distribution (the --cdf file's, else the baseline run's flows), so each
 about a tenth of the flows; the x axis is the bin's upper edge. Percentiles use linear
 interpolation (numpy's default), the same as FctStats::summarize().
 
+--mode absolute plots the slowdowns themselves instead of ratios (the default with a single
+run, which normalised to itself would draw every point at 1); --log puts the slowdown axis on
+a log scale. Size labels are the bins' upper edges in bytes with K = 10^3, M = 10^6, rounded
+to 3 significant digits (the --table CSV has the overall figures rounded to 6).
+
 Example:
   scripts/plot_fct.py --run dcqcn=out/dcqcn_flows.csv --run graphcc=out/graphcc_flows.csv \
       --baseline dcqcn --cdf configs/workloads/WebSearch_distribution.txt \
       --metrics dcqcn=out/dcqcn_metrics.csv --out fct.png --table fct_summary.csv
+  scripts/plot_fct.py --run mine=out/flows.csv --log --out fct.png
 """
 
 import argparse
@@ -135,14 +141,15 @@ def bin_stats(sizes, slowdowns, edges):
 
 
 def size_label(b):
-    if b >= 1_000_000:
-        return f"{b / 1e6:g}M"
-    if b >= 1000:
-        return f"{b / 1e3:g}K"
-    return str(b)
+    """Bytes with K/M/G (powers of 10), at most 3 significant digits: 12345 -> 12.3K."""
+    r = float(f"{b:.3g}")  # rounded first, so 999999 is 1M, not 1000K
+    for scale, unit in ((1e9, "G"), (1e6, "M"), (1e3, "K")):
+        if r >= scale:
+            return f"{r / scale:g}{unit}"
+    return f"{r:g}"
 
 
-def plot(runs, baseline, edges, out_path, title):
+def plot(runs, baseline, edges, out_path, title, absolute=False, log=False):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -161,14 +168,22 @@ def plot(runs, baseline, edges, out_path, title):
             vals = []
             for b in range(nbins):
                 v = run["bins"][b][stat] if b < len(run["bins"]) else math.nan
+                if absolute:
+                    vals.append(v)
+                    continue
                 d = base[b][stat] if b < len(base) else math.nan
                 vals.append(v / d if d and not math.isnan(d) else math.nan)
             ax.plot(x, vals, marker="o", label=name)
-        ax.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
-        ax.set_title(f"{stat} FCT slowdown / {baseline}")
-        ax.grid(True, alpha=0.3)
+        if absolute:
+            ax.set_title(f"{stat} FCT slowdown")
+        else:
+            ax.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
+            ax.set_title(f"{stat} FCT slowdown / {baseline}")
+        if log:
+            ax.set_yscale("log")
+        ax.grid(True, alpha=0.3, which="both" if log else "major")
         if col == 0:
-            ax.set_ylabel(f"normalised to {baseline}")
+            ax.set_ylabel("slowdown (FCT / ideal FCT)" if absolute else f"normalised to {baseline}")
             ax.legend()
         dist = axes[1][col]
         flows = np.array([b["flows"] for b in base] + [0] * (nbins - len(base)), dtype=float)
@@ -218,6 +233,10 @@ def main():
     ap.add_argument("--out", default="fct_slowdown.png", help="figure file (png, pdf, svg)")
     ap.add_argument("--table", help="also write the summary table as CSV here")
     ap.add_argument("--title", default="", help="figure title")
+    ap.add_argument("--mode", choices=("normalised", "absolute"),
+                    help="ratios to the baseline (default with several runs) or the slowdowns "
+                         "themselves (default with one run)")
+    ap.add_argument("--log", action="store_true", help="log-scale slowdown axis")
     args = ap.parse_args()
 
     paths = parse_named(args.run, "--run")
@@ -244,7 +263,10 @@ def main():
     edges = make_edges(args, runs[baseline]["sizes"])
     for run in runs.values():
         run["bins"] = bin_stats(run["sizes"], run["slowdowns"], edges)
-    plot(runs, baseline, edges, args.out, args.title)
+    mode = args.mode or ("absolute" if len(runs) == 1 else "normalised")
+    if mode == "normalised" and len(runs) == 1:
+        die("--mode normalised needs a second --run (one run divided by itself is 1 everywhere)")
+    plot(runs, baseline, edges, args.out, args.title, absolute=mode == "absolute", log=args.log)
 
     rows = summary_rows(runs, baseline)
     cols = list(rows[0].keys())
@@ -254,10 +276,12 @@ def main():
     for row in rows:
         print("| " + " | ".join(fmt(row[c]) for c in cols) + " |")
     if args.table:
+        # Rounded like the figures it summarises: 6 significant digits, not float noise.
+        csv_fmt = lambda v: f"{v:.6g}" if isinstance(v, float) else v  # noqa: E731
         with open(args.table, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=cols)
             w.writeheader()
-            w.writerows(rows)
+            w.writerows({c: csv_fmt(row[c]) for c in cols} for row in rows)
     print(f"figure: {args.out}", file=sys.stderr)
 
 
