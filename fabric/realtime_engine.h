@@ -167,7 +167,9 @@ class RealtimeEngine {
     TimeNs next_ns;
     PeriodicFn fn;
   };
-  struct Lcore {
+  // One per polling lcore, each on its own cache lines: its counters are written on every
+  // iteration by that lcore alone.
+  struct alignas(64) Lcore {
     RealtimeEngine* engine;
     std::vector<uint32_t> nodes;
     uint64_t iterations = 0;
@@ -182,7 +184,6 @@ class RealtimeEngine {
   /// else the earliest next event (node deadline, wire free) or kNever.
   TimeNs poll_once(Lcore& lc, TimeNs now) noexcept;
   static int worker_main(void* arg);
-  void open_port(Port& p, uint32_t link, bool end_b, const LinkOptions& lo, const RealtimeOptions& opt);
 
   std::vector<Node*> nodes_;
   std::vector<uint32_t> port_base_;
