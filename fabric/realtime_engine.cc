@@ -21,7 +21,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "common/idle_backoff.h"
+#include "fabric/idle_backoff.h"
 #include "fabric/kernel_neighbours.h"
 
 namespace rocemu::fabric {

@@ -58,7 +58,7 @@ struct RealtimeOptions {
   std::string memif_socket;        // default /tmp/rocemu-memif-<pid>.sock
   std::vector<uint32_t> node_lcore;  // lcore per topology node; empty = all on the caller
   std::vector<bool> external_nodes;  // per topology node: hosted by another process; empty = none
-  /// Idle backoff (common/idle_backoff.h): after 256 idle iterations an lcore sleeps until
+  /// Idle backoff (fabric/idle_backoff.h): after 256 idle iterations an lcore sleeps until
   /// its next timer/wire event, at most this long. 0 = pure busy polling (the default).
   TimeNs idle_sleep_ns = 0;
 };

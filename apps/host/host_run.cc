@@ -20,7 +20,7 @@
 
 #include "apps/interop/dpdk_port.h"
 #include "apps/interop/endpoint.h"
-#include "common/idle_backoff.h"
+#include "fabric/idle_backoff.h"
 #include "fabric/eal.h"
 #include "fabric/realtime_engine.h"
 #include "fabric/workload/progress.h"
@@ -237,7 +237,7 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
     rte_mbuf* pending[kBurst];
     uint16_t pending_n = 0;
     TimeNs wire_free_ns = 0, next_pull_ns = kPullIntervalNs, now = 0;
-    IdleBackoff idle({.max_sleep_ns = o.idle_sleep_ns.value_or(cfg.testbed.idle_sleep_ns)});
+    fabric::IdleBackoff idle({.max_sleep_ns = o.idle_sleep_ns.value_or(cfg.testbed.idle_sleep_ns)});
     while (true) {
       now = interop::tsc_now_ns() - t0;
       const uint16_t got = port.rx(rx, kBurst);

@@ -12,7 +12,7 @@
 
 #include "apps/interop/dpdk_port.h"
 #include "apps/interop/side_channel.h"
-#include "common/idle_backoff.h"
+#include "fabric/idle_backoff.h"
 #include "common/rng.h"
 #include "common/topology.h"
 #include "nic/roce_host.h"
@@ -37,11 +37,11 @@ class Endpoint {
 
   /// One poll iteration (rx, ARP, timers, tx). Returns the `now` it used. With an idle
   /// backoff set, an iteration that follows 256 idle ones sleeps until the host's next
-  /// deadline, at most `max_sleep_ns` (common/idle_backoff.h).
+  /// deadline, at most `max_sleep_ns` (fabric/idle_backoff.h).
   TimeNs poll() noexcept;
   /// Turns the idle backoff on (max_sleep_ns > 0) or off (0, the default: busy polling).
   void set_idle_sleep(TimeNs max_sleep_ns) noexcept {
-    idle_ = IdleBackoff({.max_sleep_ns = max_sleep_ns});
+    idle_ = fabric::IdleBackoff({.max_sleep_ns = max_sleep_ns});
   }
 
   /// Receives exactly n side-channel bytes while polling the port: the peer may need us
@@ -74,7 +74,7 @@ class Endpoint {
   double read_response_loss_ = 0;
   Rng loss_rng_{0};
   uint64_t read_responses_dropped_ = 0;
-  IdleBackoff idle_{IdleBackoffParams{}};
+  fabric::IdleBackoff idle_{fabric::IdleBackoffParams{}};
 };
 
 /// Name of a work completion status: nic::wc_status_name (nic/roce_host.h).

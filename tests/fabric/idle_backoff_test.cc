@@ -1,11 +1,11 @@
-// idle_backoff_test.cc — the poll-loop backoff decision (common/idle_backoff.h).
-#include "common/idle_backoff.h"
+// idle_backoff_test.cc — the poll-loop backoff decision (fabric/idle_backoff.h).
+#include "fabric/idle_backoff.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 
-namespace rocemu {
+namespace rocemu::fabric {
 namespace {
 
 IdleBackoffParams params(TimeNs max_ns) {
@@ -50,4 +50,4 @@ TEST(IdleBackoff, BusyIterationResetsTheIdleCount) {
 }
 
 }  // namespace
-}  // namespace rocemu
+}  // namespace rocemu::fabric

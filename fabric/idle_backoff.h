@@ -11,7 +11,9 @@
 // default for throughput runs).
 //
 // The decision (`sleep_for_ns`) is pure and takes `now`; `IdleBackoff::after_iteration`
-// applies it with clock_nanosleep. Units: ns.
+// applies it with clock_nanosleep. In fabric/, not common/: the layers below (switchsw, nic)
+// never sleep; only the loops that drive them (the engines, the tools' endpoints) do.
+// Units: ns.
 #pragma once
 
 #include <sys/prctl.h>
@@ -22,7 +24,7 @@
 
 #include "common/time_ns.h"
 
-namespace rocemu {
+namespace rocemu::fabric {
 
 struct IdleBackoffParams {
   TimeNs max_sleep_ns = 0;          // 0: never sleep
@@ -76,4 +78,4 @@ class IdleBackoff {
   uint64_t sleeps_ = 0;
 };
 
-}  // namespace rocemu
+}  // namespace rocemu::fabric
