@@ -3,7 +3,7 @@
 
 #include <filesystem>
 
-#include "switchsw/pcapng_capture.h"
+#include "fabric/pcapng_capture.h"
 #include "switchsw/queue_series.h"
 #include "switchsw/soft_switch.h"
 
@@ -20,7 +20,7 @@ std::vector<std::unique_ptr<sw::SoftSwitch>> build_switches(const RunConfig& cfg
 }
 
 CaptureTap::CaptureTap(const std::string& path, const CaptureParams& p)
-    : cap_(std::make_unique<sw::PcapngCapture>(path, p.names)), ports_(p.ports) {}
+    : cap_(std::make_unique<PcapngCapture>(path, p.names)), ports_(p.ports) {}
 
 CaptureTap::~CaptureTap() { cap_->flush(); }
 
@@ -28,7 +28,7 @@ void CaptureTap::on_packet(PortRef port, bool tx, const rte_mbuf* m, TimeNs now)
   for (uint16_t i = 0; i < ports_.size(); ++i)
     if (ports_[i] == port)
       cap_->capture(
-          m, i, tx ? sw::PcapngCapture::Direction::kOut : sw::PcapngCapture::Direction::kIn, now);
+          m, i, tx ? PcapngCapture::Direction::kOut : PcapngCapture::Direction::kIn, now);
 }
 
 uint64_t CaptureTap::captured() const noexcept { return cap_->captured(); }

@@ -1,6 +1,6 @@
 // switch_nodes.h — the switch side of a run, shared by every job that runs SoftSwitch nodes
 // (fabric/write_job.cc, fabric/switch_job.cc): one SoftSwitch per switch node of the
-// topology, the [capture] port tap (pcapng, switchsw/pcapng_capture.h) and the [telemetry]
+// topology, the [capture] port tap (pcapng, fabric/pcapng_capture.h) and the [telemetry]
 // queue series (switchsw/queue_series.h). Set-up and periodic code; nothing here runs per
 // packet except CaptureTap::on_packet (only on the ports [capture] names).
 #pragma once
@@ -17,11 +17,12 @@ struct rte_mempool;
 
 namespace rocemu::sw {
 class SoftSwitch;
-class PcapngCapture;
 class QueueSeriesWriter;
 }  // namespace rocemu::sw
 
 namespace rocemu::fabric {
+
+class PcapngCapture;
 
 /// One SoftSwitch per switch node of cfg's topology ([switch] params, run seed), indexed by
 /// topology node; nullptr at hosts. `pool` supplies the PFC frames' mbufs and must outlive
@@ -45,7 +46,7 @@ class CaptureTap final : public PortTap {
   void set_epoch_ns(TimeNs epoch_ns) noexcept;
 
  private:
-  std::unique_ptr<sw::PcapngCapture> cap_;
+  std::unique_ptr<PcapngCapture> cap_;
   std::vector<PortRef> ports_;
 };
 

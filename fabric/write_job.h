@@ -22,7 +22,6 @@ class RoceHost;
 }
 namespace rocemu::sw {
 class SoftSwitch;
-class PcapngCapture;
 }
 
 namespace rocemu::fabric {

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "switchsw/pcapng_capture.h"
+#include "fabric/pcapng_capture.h"
 #include "switchsw/queue_series.h"
 #include "switchsw/soft_switch.h"
 #include "tests/support/eal_env.h"
@@ -211,12 +211,12 @@ TEST(IncastSim, CapturedPfcFrameIsDissectedByTsharkWithTheRightClassEnableVector
   Incast net(small_buffer(true));
   const std::string path = "/tmp/rocemu_switch_pfc_" + std::to_string(getpid()) + ".pcapng";
   {
-    PcapngCapture cap(path, {"B-to-A", "B-to-rx"});
+    fabric::PcapngCapture cap(path, {"B-to-A", "B-to-rx"});
     net.sim->set_tx_tap([&](uint32_t node, uint16_t port, rte_mbuf* m, TimeNs now) {
       if (node != net.b) return;
-      if (port == net.b_port_to_a) cap.capture(m, 0, PcapngCapture::Direction::kOut, now);
+      if (port == net.b_port_to_a) cap.capture(m, 0, fabric::PcapngCapture::Direction::kOut, now);
       if (port == net.b_port_to_receiver && cap.captured() < 50)
-        cap.capture(m, 1, PcapngCapture::Direction::kOut, now);
+        cap.capture(m, 1, fabric::PcapngCapture::Direction::kOut, now);
     });
     net.sim->run_until(100 * kNsPerMs);
     EXPECT_GT(cap.captured(), 0u);

@@ -1,5 +1,5 @@
 // pcapng_capture.cc — rte_pcapng file set-up, our interface blocks, EPB re-stamping.
-#include "switchsw/pcapng_capture.h"
+#include "fabric/pcapng_capture.h"
 
 #include <fcntl.h>
 #include <sys/uio.h>
@@ -16,7 +16,7 @@
 #include <iterator>
 #include <stdexcept>
 
-namespace rocemu::sw {
+namespace rocemu::fabric {
 
 namespace {
 
@@ -142,4 +142,4 @@ void PcapngCapture::flush() noexcept {
   pending_n_ = 0;
 }
 
-}  // namespace rocemu::sw
+}  // namespace rocemu::fabric

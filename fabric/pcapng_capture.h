@@ -9,7 +9,8 @@
 // The blocks are written with writev(2), not rte_pcapng_write_packets() (see flush()).
 // Readable by tshark. Copies are batched (32) and written by write(2) when a batch fills or
 // on flush(): keep captures for debugging and tests, not for line-rate runs.
-// Threads: one owner thread. Units: ns.
+// In fabric/ (not switchsw/): it asks ethdev how many ports rte_pcapng describes. Threads:
+// one owner thread. Units: ns.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +23,7 @@ struct rte_mbuf;
 struct rte_mempool;
 struct rte_pcapng;
 
-namespace rocemu::sw {
+namespace rocemu::fabric {
 
 class PcapngCapture {
  public:
@@ -65,4 +66,4 @@ class PcapngCapture {
   rte_mbuf* pending_[32] = {};
 };
 
-}  // namespace rocemu::sw
+}  // namespace rocemu::fabric
