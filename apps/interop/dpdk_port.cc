@@ -1,13 +1,11 @@
-// dpdk_port.cc — EAL bootstrap and the single ethdev port of the interop tool.
+// dpdk_port.cc — the single ethdev port of the interop tool (EAL: fabric/eal.h).
 #include "apps/interop/dpdk_port.h"
 
 #include <rte_cycles.h>
-#include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
-#include <fstream>
 #include <stdexcept>
 
 #include "fabric/kernel_neighbours.h"
@@ -15,39 +13,10 @@
 namespace rocemu::interop {
 
 namespace {
-bool hugepages_free() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  long value = 0;
-  while (in >> key >> value) {
-    if (key == "HugePages_Free:") return value > 0;
-    in.ignore(256, '\n');
-  }
-  return false;
-}
-
 [[noreturn]] void fail(const std::string& what, int err) {
   throw std::runtime_error(what + ": " + rte_strerror(err < 0 ? -err : err));
 }
 }  // namespace
-
-void start_eal(const std::string& vdev, const std::vector<std::string>& extra) {
-  std::vector<std::string> args = {
-      "rocemu-interop", "-l", "0", "--no-pci", "--no-telemetry", "--log-level", "lib.eal:warning"};
-  if (hugepages_free()) {
-    args.push_back("--in-memory");
-  } else {
-    // --no-shconf: no /var/run/dpdk/<prefix> files left behind, several processes at once.
-    args.insert(args.end(), {"--no-huge", "-m", "256", "--no-shconf"});
-  }
-  args.push_back("--vdev=" + vdev);
-  args.insert(args.end(), extra.begin(), extra.end());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  if (rte_eal_init(static_cast<int>(args.size()), argv.data()) < 0)
-    fail("rte_eal_init (vdev " + vdev + ")", rte_errno);
-}
 
 ExternalPort::ExternalPort(const std::string& dev_name, uint32_t pool_mbufs, uint16_t ring_size,
                            uint16_t mbuf_data_bytes) {

@@ -1,10 +1,11 @@
-// dpdk_port.h — EAL start and one DPDK port on a kernel interface, for the interop tool.
+// dpdk_port.h — one DPDK port on a kernel interface, for the interop tool, the perftest
+// tools' network mode and rocemu-host.
 //
-// The interop tool runs one RoceHost on one af_packet (or af_xdp / tap) port facing a QEMU
-// guest, with no switch and no topology of links, which the fabric engines do not model: so
-// this thin app-level wrapper opens the one vdev itself (DPDK-NOTES "Recipes": af_packet on a
-// veth with framecnt and qdisc_bypass). EAL: `--in-memory` when hugepages are free, else
-// `--no-huge -m 256 --no-shconf` (--in-memory does not combine with --no-huge).
+// They run RoceHosts on one af_packet (or af_xdp / tap) port facing a peer in another
+// process or a QEMU guest, with no switch and no topology of links, which the fabric engines
+// do not model: so this thin wrapper opens the one vdev (DPDK-NOTES "Recipes": af_packet on a
+// veth with framecnt and qdisc_bypass). EAL is started by fabric::eal_start (fabric/eal.h)
+// with the vdev among its arguments.
 #pragma once
 
 #include <cstdint>
@@ -16,11 +17,8 @@ struct rte_mempool;
 
 namespace rocemu::interop {
 
-/// Starts EAL with `vdev` (e.g. "net_af_packet0,iface=veth-dpdk") and `extra` arguments.
-/// Throws std::runtime_error with rte_strerror's reason.
-void start_eal(const std::string& vdev, const std::vector<std::string>& extra);
-
-/// The one ethdev port created by start_eal's vdev: one rx and one tx queue, started.
+/// The one ethdev port of a vdev given to EAL (fabric::eal_start, "--vdev=net_af_packet0,..."):
+/// one rx and one tx queue, started.
 class ExternalPort {
  public:
   static constexpr uint16_t kDefaultMbufDataBytes = 2048 + 128;  // RTE_MBUF_DEFAULT_BUF_SIZE

@@ -22,6 +22,7 @@
 #include "apps/interop/scenarios.h"
 #include "apps/interop/side_channel.h"
 #include "common/config.h"
+#include "fabric/eal.h"
 
 using namespace rocemu;
 using namespace rocemu::interop;
@@ -147,7 +148,11 @@ int main(int argc, char** argv) {
     const std::string dev = xdp ? "net_af_xdp0" : "net_af_packet0";
     const std::string vdev = xdp ? dev + ",iface=" + o["iface"] + ",start_queue=0,queue_count=1"
                                  : dev + ",iface=" + o["iface"] + ",framecnt=4096,qdisc_bypass=1";
-    start_eal(vdev, {});
+    fabric::EalOptions eo;  // the apps' one EAL bootstrap
+    eo.program = "rocemu-interop";
+    eo.no_huge_memory_mb = 256;
+    eo.user_args = {"--vdev=" + vdev, "--log-level", "lib.eal:warning"};
+    fabric::eal_start(eo);
     port = std::make_unique<ExternalPort>(dev, 8191, 1024);
     const Topology topo = two_host_topology(self, peer, 10'000'000'000ull);
     nic::NicParams np;

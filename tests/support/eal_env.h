@@ -1,8 +1,8 @@
 // eal_env.h — DPDK EAL for test binaries that need mbufs (unit/sim/dpdk suites).
 //
-// Initialises EAL once per process: `-l 0 --no-pci --in-memory --no-telemetry`, and if
-// that fails (no hugepages mounted) `--no-huge -m 512 --file-prefix rocemu-test-<pid>`
-// (the two modes do not combine). Creates one mbuf pool shared by the tests. Never skips:
+// Initialises EAL once per process with fabric's bootstrap (fabric/eal.h, as the apps do:
+// `--in-memory` with free hugepages, else `--no-huge -m 1024 --file-prefix rocemu-<pid>`;
+// the two modes do not combine). Creates one mbuf pool shared by the tests. Never skips:
 // if EAL cannot start, the test binary fails with the rte_strerror reason.
 #pragma once
 

@@ -12,6 +12,7 @@ inline void start_fabric_eal(const char* program) {
     fabric::EalOptions o;
     o.program = program;
     o.user_args = {"--log-level", "lib.eal:error"};
+    o.no_huge_memory_mb = 1024;  // room for a test pool beside a job's own pool
     fabric::eal_start(o);
     return true;
   }();
