@@ -15,6 +15,21 @@
 namespace rocemu::perftest {
 
 namespace {
+// The local side could not be set up (interface, EAL, port): exit 3, as in loopback mode.
+struct SetupError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+template <class F>
+auto setup_step(F&& f) {
+  try {
+    return f();
+  } catch (const std::invalid_argument&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw SetupError(e.what());
+  }
+}
+
 using interop::TcpChannel;
 
 constexpr int kSetupTimeoutMs = 30000;
@@ -125,6 +140,9 @@ TimeNs Session::service() {
 }
 
 void Session::setup() {
+  // The interface first: a server on one that does not exist must say so now, not after a
+  // client connected (or the --server_wait hour passed).
+  me_ = setup_step([&] { return local_address(o_); });
   if (client_) {
     const auto ip = interop::parse_ipv4(o_.server_name);
     if (!ip) throw std::invalid_argument("server '" + o_.server_name + "' must be an IPv4 address");
@@ -144,7 +162,6 @@ void Session::setup() {
     ch_ = std::make_unique<TcpChannel>(TcpChannel::accept_one(
         "0.0.0.0", o_.tcp_port, static_cast<int>(o_.server_wait_s) * 1000));
   }
-  me_ = local_address(o_);
   // exchange_versions, check_sys_data (page size, cache line), check_mtu.
   const auto version = version_message();
   char their_version[kVersionMsgBytes];
@@ -167,7 +184,7 @@ void Session::setup() {
   for (uint32_t q = 0; q < o_.num_qps; ++q) {
     if (client_ && !st_) {
       peer_.mac = neighbour_mac(peer_.ipv4, o_.iface);
-      st_ = std::make_unique<Station>(o_, me_, peer_, half);
+      st_ = setup_step([&] { return std::make_unique<Station>(o_, me_, peer_, half); });
     }
     if (client_) send(interop::format_perftest_key(st_->key(q)).data(), sizeof buf);
     recv(buf, sizeof buf, kSetupTimeoutMs);
@@ -177,7 +194,7 @@ void Session::setup() {
       if (!ip) throw std::runtime_error("client's GID is not IPv4-mapped (perftest: use -x 1)");
       peer_.ipv4 = *ip;
       peer_.mac = neighbour_mac(peer_.ipv4, o_.iface);
-      st_ = std::make_unique<Station>(o_, me_, peer_, half);
+      st_ = setup_step([&] { return std::make_unique<Station>(o_, me_, peer_, half); });
     }
     if (!client_) send(interop::format_perftest_key(st_->key(q)).data(), sizeof buf);
   }
@@ -384,6 +401,9 @@ int run_network(const PerftestOptions& opt, const ResultFn& on_result) {
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "%s: %s\n", opt.tool.c_str(), e.what());
     return 2;
+  } catch (const SetupError& e) {
+    std::fprintf(stderr, "%s: setup failed: %s\n", opt.tool.c_str(), e.what());
+    return 3;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", opt.tool.c_str(), e.what());
     return 1;

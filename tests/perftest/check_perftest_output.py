@@ -13,6 +13,8 @@ MODE lat: exit 0, the latency header (exact), one row with #iterations = -n and
   0 < t_min <= t_typical <= t_max, t_min <= t_avg <= t_max, 99% <= 99.9% <= t_max.
 The TOOL may be scripts/testbed/perftest_2host.sh followed by the real tool.
 MODE usage: exit 2, "Usage:" and the offending flag on stderr, nothing on stdout.
+MODE setup-error NEEDLE: exit 3 within seconds, NEEDLE on stderr, no table and no "Waiting
+  for client" banner on stdout (e.g. a server on an interface that does not exist).
 """
 import json
 import os
@@ -35,6 +37,20 @@ def fail(msg, out="", err=""):
 
 def main():
     mode, tool, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    if mode == "setup-error":
+        needle, tool, args = sys.argv[2], sys.argv[3], sys.argv[4:]
+        try:
+            p = subprocess.run([tool] + args, capture_output=True, text=True, timeout=20)
+        except subprocess.TimeoutExpired:
+            fail("still running after 20 s: it waits instead of failing")
+        if p.returncode != 3:
+            fail("exit %d, want 3" % p.returncode, p.stdout, p.stderr)
+        if needle not in p.stderr:
+            fail("stderr lacks %r" % needle, p.stdout, p.stderr)
+        if "#bytes" in p.stdout or "Waiting for client" in p.stdout:
+            fail("a table or the waiting banner was printed", p.stdout, p.stderr)
+        print("ok: setup error exits 3 at once")
+        return
     json_path = None
     if mode != "usage":
         fd, json_path = tempfile.mkstemp(suffix=".json", prefix="rocemu-perftest-")
