@@ -29,30 +29,6 @@ QueueEnvConfig load_queue_env_config(ConfigReader& r) {
   return c;
 }
 
-Topology make_leaf_spine(int leaves, int spines, int hosts_per_leaf, uint64_t host_gbps,
-                         uint64_t fabric_gbps) {
-  // Names built with append: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string.
-  auto name = [](const char* prefix, int i) {
-    std::string n(prefix);
-    n.append(std::to_string(i));
-    return n;
-  };
-  Topology t;
-  for (int h = 0; h < leaves * hosts_per_leaf; ++h) t.add_node(name("h", h), NodeKind::kHost);
-  const auto leaf0 = static_cast<uint32_t>(t.nodes().size());
-  for (int l = 0; l < leaves; ++l) t.add_node(name("leaf", l), NodeKind::kSwitch);
-  const auto spine0 = static_cast<uint32_t>(t.nodes().size());
-  for (int s = 0; s < spines; ++s) t.add_node(name("spine", s), NodeKind::kSwitch);
-  for (int l = 0; l < leaves; ++l)
-    for (int h = 0; h < hosts_per_leaf; ++h)
-      t.add_link(leaf0 + l, static_cast<uint32_t>(l * hosts_per_leaf + h), host_gbps * kBpsPerGbps,
-                 kNsPerUs);
-  for (int l = 0; l < leaves; ++l)
-    for (int s = 0; s < spines; ++s)
-      t.add_link(leaf0 + l, spine0 + s, fabric_gbps * kBpsPerGbps, kNsPerUs);
-  return t;
-}
-
 QueueEnv::QueueEnv(Topology topo, QueueEnvConfig config)
     : topo_(std::move(topo)),
       graph_(topo_),

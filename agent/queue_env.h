@@ -45,13 +45,6 @@ struct QueueEnvConfig {
 /// ConfigErrors.
 QueueEnvConfig load_queue_env_config(ConfigReader& r);
 
-/// A two-tier leaf-spine: `leaves` x `hosts_per_leaf` hosts at `host_gbps`, every leaf
-/// linked to every spine at `fabric_gbps` (1 us links). Nodes: hosts, then leaves, then
-/// spines; links: host links leaf by leaf, then leaf-spine links. The GraphCC paper's
-/// evaluation network is make_leaf_spine(4, 2, 6, 25, 100).
-Topology make_leaf_spine(int leaves, int spines, int hosts_per_leaf, uint64_t host_gbps,
-                         uint64_t fabric_gbps);
-
 class QueueEnv final : public Environment {
  public:
   QueueEnv(Topology topo, QueueEnvConfig config);

@@ -7,10 +7,10 @@
 // run file with [workload] (fabric/network_env.h): rocemu's own switch, NIC and DCQCN, one
 // control interval per step.
 // Exit codes: 0 ok, 1 runtime error (model file, I/O), 2 usage or configuration error.
-#include <algorithm>
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -32,6 +32,7 @@
 #include "agent/train_config.h"
 #include "common/config.h"
 #include "common/log.h"
+#include "common/topology_generators.h"
 #include "fabric/eal.h"
 #include "fabric/network_env.h"
 
@@ -265,8 +266,9 @@ int main(int argc, char** argv) {
       env_ptr = std::move(n);
     } else {
       auto q = std::make_unique<QueueEnv>(
-          make_leaf_spine(static_cast<int>(f.leaves), static_cast<int>(f.spines),
-                          static_cast<int>(f.hosts_per_leaf), 25, 100),
+          make_clos(ClosParams{.hosts = static_cast<uint32_t>(f.leaves * f.hosts_per_leaf),
+                               .leaves = static_cast<uint32_t>(f.leaves),
+                               .spines = static_cast<uint32_t>(f.spines)}),
           cfg.env);
       queue_env = q.get();
       env_ptr = std::move(q);

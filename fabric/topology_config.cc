@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <map>
 
-#include "fabric/topology_generators.h"
+#include "common/topology_generators.h"
 
 namespace rocemu::fabric {
 

@@ -7,23 +7,15 @@
 #include <string>
 
 #include "common/topology.h"
+#include "common/topology_generators.h"
 
 namespace rocemu::agent::test {
 
 inline constexpr int kClosHosts = 24, kClosLeaves = 4, kClosSpines = 2;
 inline constexpr uint32_t kLeaf0 = 24, kSpine0 = 28;
 
-inline Topology paper_clos() {
-  Topology t;
-  for (int h = 0; h < kClosHosts; ++h) t.add_node("h" + std::to_string(h), NodeKind::kHost);
-  for (int l = 0; l < kClosLeaves; ++l) t.add_node("leaf" + std::to_string(l), NodeKind::kSwitch);
-  for (int s = 0; s < kClosSpines; ++s) t.add_node("spine" + std::to_string(s), NodeKind::kSwitch);
-  for (int l = 0; l < kClosLeaves; ++l)
-    for (int h = 0; h < 6; ++h) t.add_link(kLeaf0 + l, l * 6 + h, 25 * kBpsPerGbps, 1000);
-  for (int l = 0; l < kClosLeaves; ++l)
-    for (int s = 0; s < kClosSpines; ++s)
-      t.add_link(kLeaf0 + l, kSpine0 + s, 100 * kBpsPerGbps, 1000);
-  return t;
-}
+/// The one Clos builder's paper defaults (common/topology_generators.h); queue_env_test
+/// pins the numbering above.
+inline Topology paper_clos() { return make_clos(ClosParams{}); }
 
 }  // namespace rocemu::agent::test

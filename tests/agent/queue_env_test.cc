@@ -163,18 +163,27 @@ TEST(DqnConfig, EpsilonDecaysLinearlyThenStaysAtFloor) {
 namespace rocemu::agent {
 namespace {
 
-TEST(MakeLeafSpine, PaperParametersGiveTheHandBuiltClos) {
-  const Topology a = make_leaf_spine(4, 2, 6, 25, 100);
-  const Topology b = test::paper_clos();
-  ASSERT_EQ(a.nodes().size(), b.nodes().size());
-  ASSERT_EQ(a.links().size(), b.links().size());
-  for (size_t i = 0; i < a.links().size(); ++i) {
-    EXPECT_EQ(a.links()[i].a, b.links()[i].a);
-    EXPECT_EQ(a.links()[i].b, b.links()[i].b);
-    EXPECT_EQ(a.links()[i].rate_bps, b.links()[i].rate_bps);
+// The numbering the agent tests and the ACC baseline (one net per port, in PortGraph order)
+// rely on, from the one Clos builder: hosts 0..23, leaves 24..27, spines 28..29; a leaf's
+// ports 0..5 face its hosts, 6 and 7 the spines; spine port i faces leaf i.
+TEST(PaperClos, NodesAndPortsAreNumberedAsTheAgentTestsAssume) {
+  const Topology t = test::paper_clos();
+  ASSERT_EQ(t.nodes().size(), 30u);
+  for (int l = 0; l < test::kClosLeaves; ++l) {
+    const auto& leaf = t.node(test::kLeaf0 + l);
+    EXPECT_EQ(leaf.name, "leaf" + std::to_string(l));
+    ASSERT_EQ(leaf.ports.size(), 8u);
+    for (uint16_t p = 0; p < 6; ++p) {
+      EXPECT_EQ(leaf.ports[p].peer.node, static_cast<uint32_t>(l * 6 + p));
+      EXPECT_EQ(t.links()[leaf.ports[p].link].rate_bps, 25 * kBpsPerGbps);
+    }
+    for (uint16_t s = 0; s < 2; ++s) {
+      EXPECT_EQ(leaf.ports[6 + s].peer, (PortRef{test::kSpine0 + s, static_cast<uint16_t>(l)}));
+      EXPECT_EQ(t.links()[leaf.ports[6 + s].link].rate_bps, 100 * kBpsPerGbps);
+    }
   }
-  for (size_t n = 0; n < a.nodes().size(); ++n) EXPECT_EQ(a.node(n).kind, b.node(n).kind);
-  const PortGraph g(a);
+  for (int h = 0; h < test::kClosHosts; ++h) EXPECT_EQ(t.node(h).kind, NodeKind::kHost);
+  const PortGraph g(t);
   EXPECT_EQ(g.num_agents(), 40);
   EXPECT_EQ(g.num_edges(), 96);
 }

@@ -7,9 +7,9 @@
 
 #include <cmath>
 
-#include "fabric/topology_generators.h"
-#include "tests/fabric/test_nodes.h"
+#include "common/topology_generators.h"
 #include "tests/fabric/fabric_pool.h"
+#include "tests/fabric/test_nodes.h"
 
 namespace rocemu::fabric {
 

@@ -3,8 +3,8 @@
 // (fabric/realtime_engine.h), and the summary's CSV layout.
 #include <gtest/gtest.h>
 
+#include "common/topology_generators.h"
 #include "fabric/switch_job.h"
-#include "fabric/topology_generators.h"
 
 namespace rocemu::fabric {
 

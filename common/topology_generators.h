@@ -1,4 +1,6 @@
-// topology_generators.h — parametric topologies: dumbbell, star, 2-layer Clos.
+// topology_generators.h — parametric topologies: dumbbell, star, 2-layer Clos. The one
+// place they are built: run files ([topology] kind), the agent's QueueEnv (rocemu-train
+// --env queue) and the tests all use these, so ports are numbered alike everywhere.
 //
 // The Clos defaults are the GraphCC paper's evaluation fabric (Section 5.1: 24 hosts under
 // 4 leaves, 2 spines, 25 Gbps host links, 100 Gbps leaf-spine links, 1 us per link).
@@ -13,7 +15,7 @@
 #include "common/time_ns.h"
 #include "common/topology.h"
 
-namespace rocemu::fabric {
+namespace rocemu {
 
 struct StarParams {
   uint32_t hosts = 2;
@@ -65,4 +67,4 @@ std::string validate(const ClosParams& p);
 /// that can fail without disconnecting hosts). Deterministic for f.seed.
 std::vector<std::string> fail_clos_links(Topology& t, const ClosParams& p, const ClosFailures& f);
 
-}  // namespace rocemu::fabric
+}  // namespace rocemu

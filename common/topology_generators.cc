@@ -1,11 +1,11 @@
 // topology_generators.cc — star, dumbbell and 2-layer Clos builders (GraphCC paper, 5.1).
-#include "fabric/topology_generators.h"
+#include "common/topology_generators.h"
 
 #include <stdexcept>
 
 #include "common/rng.h"
 
-namespace rocemu::fabric {
+namespace rocemu {
 
 Topology make_star(const StarParams& p) {
   Topology t;
@@ -96,4 +96,4 @@ std::vector<std::string> fail_clos_links(Topology& t, const ClosParams& p, const
   return down;
 }
 
-}  // namespace rocemu::fabric
+}  // namespace rocemu

@@ -1,13 +1,13 @@
 // Topology generators: node/link/port counts and routes of star, dumbbell and the GraphCC
 // paper's 2-layer Clos (24 hosts, 4 leaves, 2 spines, 25G/100G, 1 us per link).
-#include "fabric/topology_generators.h"
+#include "common/topology_generators.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace rocemu::fabric {
+namespace rocemu {
 
 TEST(ClosGenerator, PaperFabricHas30NodesAnd32Links) {
   const Topology t = make_clos(ClosParams{});
@@ -119,4 +119,4 @@ TEST(DumbbellGenerator, BottleneckIsTheSwitchToSwitchLink) {
   EXPECT_EQ(t.path_info(0, 1).bottleneck_bps, 10 * kBpsPerGbps);
 }
 
-}  // namespace rocemu::fabric
+}  // namespace rocemu
