@@ -287,7 +287,15 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
       errors.add("switch.buffer_mb", std::to_string(cfg.switch_params.buffer_bytes >> 20),
                  "switch " + t.node(n).name + ": " + why);
   }
-  if (const auto from = t.find(cfg.job.from); from >= 0) {
+  // A workload run's main-lcore callback posts flows on every host (WorkloadFabric::pull)
+  // and snapshots every switch (sample_queues): a node polled by another lcore would race.
+  if (cfg.workload)
+    for (const auto& [name, lcore] : cfg.testbed.placement)
+      if (lcore != 0)
+        errors.add("testbed.placement." + name, std::to_string(lcore),
+                   "a [workload] run keeps every node on the main lcore 0 (its flow scheduler "
+                   "and queue sampling run there and touch every host and switch)");
+  if (const auto from = t.find(cfg.job.from); !cfg.workload && from >= 0) {
     if (auto it = cfg.testbed.placement.find(cfg.job.from);
         it != cfg.testbed.placement.end() && it->second != 0)
       errors.add("testbed.placement." + cfg.job.from, std::to_string(it->second),

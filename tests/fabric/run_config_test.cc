@@ -346,6 +346,24 @@ TEST(RunConfig, TheDcqcnTraceNeedsDcqcn) {
   EXPECT_EQ(c.telemetry.interval_ns, 0);
 }
 
+// Placement is checked against what the main lcore touches: a workload run's scheduler and
+// queue sampling reach every node, so nothing may be polled elsewhere.
+TEST(RunConfig, AWorkloadRunKeepsEveryNodeOnTheMainLcore) {
+  const std::string w =
+      std::string(kTopo) +
+      "[workload]\ncdf_file = \"" ROCEMU_SOURCE_ROOT
+      "/configs/workloads/FbHdp_distribution.txt\"\nload = 0.3\nduration_us = 100\n";
+  EXPECT_EQ(problems_of(w + "[testbed.placement]\ns0 = 0\n"), "");
+  const std::string e = problems_of(w + "[testbed.placement]\ns0 = 1\nh2 = 1\n");
+  EXPECT_NE(e.find("testbed.placement.s0=1: a [workload] run keeps every node on the main "
+                   "lcore 0"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("testbed.placement.h2=1"), std::string::npos) << e;
+  EXPECT_EQ(problems_of(std::string(kTopo) + "[testbed.placement]\ns0 = 1\nh1 = 1\n"), "")
+      << "the write job: only its sender must stay on lcore 0";
+}
+
 // An integral double far outside int64 (1e30, 9.3e18) is out of range, not undefined behaviour.
 TEST(RunConfig, HugeIntegralDoublesAreOutOfRange) {
   for (const char* v : {"1e30", "9.3e18", "-1e30", "9223372036854775808.0"}) {
