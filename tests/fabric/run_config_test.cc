@@ -315,7 +315,7 @@ TEST(RunConfig, AQpPlanBeyondMaxQpsIsRefusedAtLoadTime) {
 TEST(RunConfig, AMissingOrMalformedCdfIsAConfigurationErrorWithThePathsTried) {
   const std::string w = std::string(kTopo) + "[workload]\nload = 0.3\nduration_us = 100\n";
   const std::string missing = problems_of(w + "cdf_file = \"no_such_cdf.txt\"\n");
-  EXPECT_NE(missing.find("bad.toml: workload.cdf_file=no_such_cdf.txt: no_such_cdf.txt: cannot "
+  EXPECT_NE(missing.find("bad.toml: workload.cdf_file='no_such_cdf.txt': no_such_cdf.txt: cannot "
                          "read flow-size CDF file (No such file or directory); looked in the "
                          "working directory ("),
             std::string::npos)
@@ -326,7 +326,7 @@ TEST(RunConfig, AMissingOrMalformedCdfIsAConfigurationErrorWithThePathsTried) {
   const std::string bad = ::testing::TempDir() + "run_config_test_bad_cdf.txt";
   { std::ofstream(bad) << "100 0\n50 100\n"; }
   const std::string malformed = problems_of(w + "cdf_file = \"" + bad + "\"\n");
-  EXPECT_NE(malformed.find("workload.cdf_file=" + bad + ": " + bad + ":2: flow size 50 decreases"),
+  EXPECT_NE(malformed.find("workload.cdf_file='" + bad + "': " + bad + ":2: flow size 50 decreases"),
             std::string::npos)
       << malformed;
   EXPECT_EQ(malformed.find("looked in"), std::string::npos) << "an absolute path is not searched";

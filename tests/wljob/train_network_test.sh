@@ -77,7 +77,7 @@ expect_exit 2 "exclude each other" -- "$build/apps/rocemu-train" "${small[@]}" -
 expect_exit 2 "expected 1 or 2" -- "$build/apps/rocemu-train" --threads 3
 # A model to start from is checked first: unreadable, or of the other kind, exits 2 naming
 # the file and both kinds, before EAL or the network start.
-expect_exit 2 "--model-in: $work/bad.model" -- "$build/apps/rocemu-train" "${small[@]}" \
+expect_exit 2 "--model-in: model file $work/bad.model: truncated" -- "$build/apps/rocemu-train" "${small[@]}" \
   --steps 20 --model-in "$work/bad.model"
 expect_exit 2 "a graphcc model, but this run trains acc" -- "$build/apps/rocemu-train" \
   "${small[@]}" --steps 20 --model acc --model-in "$work/a.model"
