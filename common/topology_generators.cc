@@ -54,6 +54,43 @@ Topology make_clos(const ClosParams& p) {
   return t;
 }
 
+std::string validate(const FatTreeParams& p) {
+  if (p.k < 2 || p.k % 2 != 0) return "k (" + std::to_string(p.k) + ") must be even and at least 2";
+  if (p.k > 64) return "k (" + std::to_string(p.k) + ") above 64 (65,536 hosts) is not supported";
+  if (p.oversubscription < 1 || p.oversubscription > 64)
+    return "oversubscription (" + std::to_string(p.oversubscription) + ") must be in [1, 64]";
+  return {};
+}
+
+Topology make_fattree(const FatTreeParams& p) {
+  if (auto why = validate(p); !why.empty()) throw std::invalid_argument("fattree: " + why);
+  const uint32_t half = p.k / 2, per_edge = p.oversubscription * half;
+  const uint32_t hosts = p.k * half * per_edge;
+  Topology t;
+  for (uint32_t i = 0; i < hosts; ++i) t.add_node("h" + std::to_string(i), NodeKind::kHost);
+  std::vector<uint32_t> edge(p.k * half), agg(p.k * half), core(half * half);
+  for (uint32_t pod = 0; pod < p.k; ++pod) {
+    const std::string suffix = std::to_string(pod) + "_";
+    for (uint32_t e = 0; e < half; ++e)
+      edge[pod * half + e] = t.add_node("edge" + suffix + std::to_string(e), NodeKind::kSwitch);
+    for (uint32_t a = 0; a < half; ++a)
+      agg[pod * half + a] = t.add_node("agg" + suffix + std::to_string(a), NodeKind::kSwitch);
+  }
+  for (uint32_t c = 0; c < half * half; ++c)
+    core[c] = t.add_node("core" + std::to_string(c), NodeKind::kSwitch);
+  for (uint32_t i = 0; i < hosts; ++i)
+    t.add_link(i, edge[i / per_edge], p.host_rate_bps, p.host_delay_ns);
+  for (uint32_t pod = 0; pod < p.k; ++pod)
+    for (uint32_t e = 0; e < half; ++e)
+      for (uint32_t a = 0; a < half; ++a)
+        t.add_link(edge[pod * half + e], agg[pod * half + a], p.edge_rate_bps, p.edge_delay_ns);
+  // Core c links to aggregation c / half of every pod, pod by pod (core port = pod).
+  for (uint32_t c = 0; c < half * half; ++c)
+    for (uint32_t pod = 0; pod < p.k; ++pod)
+      t.add_link(agg[pod * half + c / half], core[c], p.core_rate_bps, p.core_delay_ns);
+  return t;
+}
+
 std::vector<std::string> fail_clos_links(Topology& t, const ClosParams& p, const ClosFailures& f) {
   // make_clos's layout: leaf l to spine s is link hosts + l * spines + s.
   const uint32_t first = p.hosts, count = p.leaves * p.spines;

@@ -40,6 +40,21 @@ struct ClosParams {
   TimeNs delay_ns = kNsPerUs;
 };
 
+/// A 3-tier k-ary fat tree (Al-Fares et al., SIGCOMM 2008): k pods of k/2 edge and k/2
+/// aggregation switches, (k/2)^2 core switches; every edge switch has k/2 uplinks (one to
+/// each aggregation switch of its pod) and oversubscription x k/2 hosts, so k^3/4 hosts when
+/// non-blocking; aggregation switch j of a pod links to cores j*k/2 .. j*k/2 + k/2 - 1.
+struct FatTreeParams {
+  uint32_t k = 4;                              // even, >= 2
+  uint32_t oversubscription = 1;               // hosts per edge switch = oversubscription x k/2
+  uint64_t host_rate_bps = 100 * kBpsPerGbps;  // host - edge
+  uint64_t edge_rate_bps = 100 * kBpsPerGbps;  // edge - aggregation
+  uint64_t core_rate_bps = 100 * kBpsPerGbps;  // aggregation - core
+  TimeNs host_delay_ns = kNsPerUs;
+  TimeNs edge_delay_ns = kNsPerUs;
+  TimeNs core_delay_ns = kNsPerUs;
+};
+
 /// Leaf-spine links taken down at the start of a run (the GraphCC paper's link-failure
 /// scenario): `named` ("leaf<i>-spine<j>") first, then `random` more chosen with `seed`
 /// among the remaining up ones, skipping any whose loss would cut a host pair off.
@@ -60,6 +75,16 @@ Topology make_clos(const ClosParams& p);
 
 /// Empty if `p` is buildable, else why not.
 std::string validate(const ClosParams& p);
+
+/// A fat tree. Nodes: hosts first (host i is node i; pod p, edge e, host j is
+/// i = (p k/2 + e) h + j with h hosts per edge), then per pod its edges "edge<p>_<e>" and
+/// aggregations "agg<p>_<a>", then cores "core<c>". Links: host links in host order, then
+/// edge-aggregation (pod by pod, edge by edge), then aggregation-core. Port numbers follow
+/// link order: an edge's ports are its hosts, then its aggregations; an aggregation's its
+/// edges, then its cores; core c's port p faces pod p. Throws std::invalid_argument if
+/// validate(p) is not empty.
+Topology make_fattree(const FatTreeParams& p);
+std::string validate(const FatTreeParams& p);
 
 /// Marks the links of `f` down in `t` (built by make_clos(p)). Returns the names of the
 /// links it took down, in order; throws std::invalid_argument naming the problem (unknown

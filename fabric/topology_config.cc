@@ -93,7 +93,8 @@ uint64_t gbps_to_bps(double gbps) noexcept {
 
 TopologySpec read_topology(ConfigReader& top) {
   TopologySpec spec;
-  const std::string kind = top.string("kind", "explicit", {"explicit", "star", "dumbbell", "clos"});
+  const std::string kind =
+      top.string("kind", "explicit", {"explicit", "star", "dumbbell", "clos", "fattree"});
   LinkImpairment def_imp;
   if (auto im = top.table("impairment")) {
     def_imp = read_impairment(*im, LinkImpairment{});
@@ -115,6 +116,26 @@ TopologySpec read_topology(ConfigReader& top) {
     p.bottleneck_rate_bps = rate(top, "bottleneck_rate_gbps", 10);
     p.delay_ns = top.integer("delay_ns", p.delay_ns, 0, kMaxDelayNs);
     spec.topology = make_dumbbell(p);
+  } else if (kind == "fattree") {
+    FatTreeParams p;
+    p.k = static_cast<uint32_t>(top.integer("k", p.k, 2, 64));
+    p.oversubscription =
+        static_cast<uint32_t>(top.integer("oversubscription", p.oversubscription, 1, 64));
+    p.host_rate_bps = rate(top, "host_rate_gbps", 100);
+    p.edge_rate_bps = rate(top, "edge_rate_gbps", 100);
+    p.core_rate_bps = rate(top, "core_rate_gbps", 100);
+    p.host_delay_ns = top.integer("host_delay_ns", p.host_delay_ns, 0, kMaxDelayNs);
+    p.edge_delay_ns = top.integer("edge_delay_ns", p.edge_delay_ns, 0, kMaxDelayNs);
+    p.core_delay_ns = top.integer("core_delay_ns", p.core_delay_ns, 0, kMaxDelayNs);
+    const uint64_t hosts = uint64_t{p.k} * p.k * p.k / 4 * p.oversubscription;
+    if (auto why = validate(p); !why.empty()) {
+      top.error("k", why);
+    } else if (hosts > static_cast<uint64_t>(kMaxHosts)) {
+      top.error("k", "k^3/4 x oversubscription = " + std::to_string(hosts) + " hosts, more than " +
+                         std::to_string(kMaxHosts));
+    } else {
+      spec.topology = make_fattree(p);
+    }
   } else {
     ClosParams p;
     p.hosts = static_cast<uint32_t>(top.integer("hosts", p.hosts, 1, kMaxHosts));

@@ -1,9 +1,11 @@
-// Topology generators: node/link/port counts and routes of star, dumbbell and the GraphCC
-// paper's 2-layer Clos (24 hosts, 4 leaves, 2 spines, 25G/100G, 1 us per link).
+// Topology generators: node/link/port counts and routes of star, dumbbell, the k-ary fat tree
+// (ECMP path counts by hand for k = 4) and the GraphCC paper's 2-layer Clos (24 hosts, 4
+// leaves, 2 spines, 25G/100G, 1 us per link).
 #include "common/topology_generators.h"
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -117,6 +119,101 @@ TEST(DumbbellGenerator, BottleneckIsTheSwitchToSwitchLink) {
   EXPECT_EQ(t.path_info(0, 4).bottleneck_bps, 5 * kBpsPerGbps);
   EXPECT_EQ(t.path_info(0, 4).hops, 3);
   EXPECT_EQ(t.path_info(0, 1).bottleneck_bps, 10 * kBpsPerGbps);
+}
+
+}  // namespace rocemu
+
+namespace rocemu {
+
+namespace {
+// Counts the distinct shortest paths from node `at` to host `dst` by following every
+// equal-cost port (Topology::shortest_path_ports).
+uint64_t count_paths(const Topology& t, const std::vector<std::vector<std::vector<uint16_t>>>& nh,
+                     uint32_t at, uint32_t dst) {
+  if (at == dst) return 1;
+  uint64_t n = 0;
+  for (uint16_t p : nh[at][dst]) n += count_paths(t, nh, t.node(at).ports[p].peer.node, dst);
+  return n;
+}
+}  // namespace
+
+TEST(FatTreeGenerator, K4HasSixteenHostsTwentySwitchesAndFortyEightLinks) {
+  const Topology t = make_fattree(FatTreeParams{});
+  EXPECT_EQ(t.hosts().size(), 16u);     // k^3 / 4
+  EXPECT_EQ(t.switches().size(), 20u);  // 8 edge, 8 aggregation, 4 core
+  EXPECT_EQ(t.links().size(), 16u + 16u + 16u);
+  for (uint32_t h = 0; h < 16; ++h) {
+    ASSERT_EQ(t.node(h).ports.size(), 1u);
+    // Host i is under edge (i / 2): pod i / 4, edge (i / 2) % 2.
+    const std::string edge = "edge" + std::to_string(h / 4) + "_" + std::to_string((h / 2) % 2);
+    EXPECT_EQ(t.node(t.node(h).ports[0].peer.node).name, edge) << h;
+  }
+  for (uint32_t pod = 0; pod < 4; ++pod)
+    for (uint32_t i = 0; i < 2; ++i) {
+      const auto& e = t.node(t.find("edge" + std::to_string(pod) + "_" + std::to_string(i)));
+      ASSERT_EQ(e.ports.size(), 4u);  // 2 hosts, then 2 aggregations
+      EXPECT_EQ(t.node(e.ports[2].peer.node).name, "agg" + std::to_string(pod) + "_0");
+      EXPECT_EQ(t.node(e.ports[3].peer.node).name, "agg" + std::to_string(pod) + "_1");
+      const auto& a = t.node(t.find("agg" + std::to_string(pod) + "_" + std::to_string(i)));
+      ASSERT_EQ(a.ports.size(), 4u);  // 2 edges, then 2 cores: agg j to cores 2j, 2j + 1
+      EXPECT_EQ(t.node(a.ports[2].peer.node).name, "core" + std::to_string(2 * i));
+      EXPECT_EQ(t.node(a.ports[3].peer.node).name, "core" + std::to_string(2 * i + 1));
+    }
+  for (uint32_t c = 0; c < 4; ++c) {
+    const auto idx = static_cast<uint32_t>(t.find("core" + std::to_string(c)));
+    ASSERT_EQ(t.node(idx).ports.size(), 4u);
+    for (uint16_t p = 0; p < 4; ++p)  // core port p faces pod p
+      EXPECT_EQ(t.node(t.node(idx).ports[p].peer.node).name,
+                "agg" + std::to_string(p) + "_" + std::to_string(c / 2));
+  }
+  EXPECT_TRUE(t.unreachable_host_pairs().empty());
+}
+
+// ECMP by hand for k = 4: under one edge 1 path (2 hops); across edges of a pod 2 paths (one
+// per aggregation, 4 hops); across pods (k/2)^2 = 4 paths (6 hops); equal-cost choices: 2
+// uplinks at the edge, 2 at the aggregation, 1 way down.
+TEST(FatTreeGenerator, K4PathsAndEqualCostChoicesMatchTheHandCount) {
+  const Topology t = make_fattree(FatTreeParams{});
+  const auto nh = t.shortest_path_ports();
+  EXPECT_EQ(t.path_info(0, 1).hops, 2);
+  EXPECT_EQ(count_paths(t, nh, 0, 1), 1u);
+  EXPECT_EQ(t.path_info(0, 2).hops, 4);
+  EXPECT_EQ(count_paths(t, nh, 0, 2), 2u);
+  EXPECT_EQ(t.path_info(0, 15).hops, 6);
+  EXPECT_EQ(t.path_info(0, 15).delay_ns, 6000);
+  EXPECT_EQ(count_paths(t, nh, 0, 15), 4u);
+  const uint32_t edge0 = t.node(0).ports[0].peer.node;
+  EXPECT_EQ(nh[edge0][15].size(), 2u);
+  const uint32_t agg = t.node(edge0).ports[2].peer.node;
+  EXPECT_EQ(nh[agg][15].size(), 2u);
+  const uint32_t core = t.node(agg).ports[2].peer.node;
+  EXPECT_EQ(nh[core][15].size(), 1u);
+}
+
+TEST(FatTreeGenerator, RatesDelaysOversubscriptionAndBadShapes) {
+  FatTreeParams p;
+  p.k = 8;
+  p.oversubscription = 2;
+  p.host_rate_bps = 25 * kBpsPerGbps;
+  p.edge_rate_bps = 50 * kBpsPerGbps;
+  p.core_rate_bps = 100 * kBpsPerGbps;
+  p.core_delay_ns = 2000;
+  const Topology t = make_fattree(p);
+  EXPECT_EQ(t.hosts().size(), 256u);    // 8^3 / 4 x 2
+  EXPECT_EQ(t.switches().size(), 80u);  // 32 edge, 32 aggregation, 16 core
+  EXPECT_EQ(t.node(t.find("edge0_0")).ports.size(), 8u + 4u);
+  const auto info = t.path_info(0, 255);
+  EXPECT_EQ(info.hops, 6);
+  EXPECT_EQ(info.delay_ns, 1000 + 1000 + 2000 + 2000 + 1000 + 1000);
+  EXPECT_EQ(info.bottleneck_bps, 25 * kBpsPerGbps);
+  p.k = 5;
+  EXPECT_NE(validate(p), "");
+  EXPECT_THROW(make_fattree(p), std::invalid_argument);
+  p.k = 0;
+  EXPECT_NE(validate(p), "");
+  p.k = 4;
+  p.oversubscription = 0;
+  EXPECT_NE(validate(p), "");
 }
 
 }  // namespace rocemu

@@ -175,6 +175,29 @@ TEST(TopologyConfig, UnknownGeneratorAndBadClosShapeAreErrors) {
                   "must be a positive multiple of leaves"));
 }
 
+TEST(TopologyConfig, FatTreeGeneratorFromToml) {
+  const auto l = load(R"(
+[topology]
+kind = "fattree"
+k = 4
+host_rate_gbps = 25
+core_delay_ns = 500
+)");
+  ASSERT_TRUE(l.problems.empty()) << all(l.problems);
+  const Topology& t = l.spec.topology;
+  EXPECT_EQ(t.hosts().size(), 16u);
+  EXPECT_EQ(t.switches().size(), 20u);
+  ASSERT_EQ(l.spec.links.size(), 48u);
+  EXPECT_EQ(t.link_of(PortRef{0, 0}).rate_bps, 25 * kBpsPerGbps);
+  EXPECT_EQ(t.path_info(0, 15).delay_ns, 4 * 1000 + 2 * 500);
+  EXPECT_TRUE(has(load("[topology]\nkind = \"fattree\"\nk = 5\n").problems,
+                  "topology.k=5: k (5) must be even"));
+  EXPECT_TRUE(
+      has(load("[topology]\nkind = \"fattree\"\nk = 28\n").problems, "5488 hosts, more than 4096"));
+  EXPECT_TRUE(has(load("[topology]\nkind = \"fattree\"\nk = 66\n").problems,
+                  "topology.k=66: out of range"));
+}
+
 TEST(TopologyConfig, ClosLinkFailuresFromTheTable) {
   const auto l = load(
       "[topology]\nkind = \"clos\"\ndown_links = [\"leaf2-spine0\"]\nfailed_links = "
