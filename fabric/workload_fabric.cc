@@ -29,15 +29,21 @@ workload::WorkloadConfig make_workload_config_of(const RunConfig& cfg) {
 }
 
 workload::SizeBins workload_size_bins(const workload::WorkloadConfig& wcfg) {
-  return wcfg.cdf
-             ? workload::SizeBins::from_quantiles(*wcfg.cdf)
-             : workload::SizeBins::fixed({wcfg.params.incast ? wcfg.params.incast->size_bytes : 1});
+  if (wcfg.cdf) return workload::SizeBins::from_quantiles(*wcfg.cdf);
+  // Fixed sizes only: one bin edge per distinct size (incast, matrix).
+  std::vector<uint64_t> edges;
+  if (wcfg.params.incast) edges.push_back(wcfg.params.incast->size_bytes);
+  if (wcfg.params.matrix) edges.push_back(wcfg.params.matrix->size_bytes);
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  return workload::SizeBins::fixed(edges.empty() ? std::vector<uint64_t>{1} : edges);
 }
 
 uint64_t workload_region_bytes(const workload::WorkloadConfig& wcfg) {
   uint64_t largest = 1;
   if (wcfg.cdf) largest = static_cast<uint64_t>(std::ceil(wcfg.cdf->max_bytes())) + 1;
   if (wcfg.params.incast) largest = std::max(largest, wcfg.params.incast->size_bytes);
+  if (wcfg.params.matrix) largest = std::max(largest, wcfg.params.matrix->size_bytes);
   return largest;
 }
 

@@ -139,6 +139,55 @@ bool IncastGenerator::next(FlowSpec& out) noexcept {
   return true;
 }
 
+// ---- MatrixGenerator ----
+
+MatrixGenerator::MatrixGenerator(const MatrixParams& p, const std::vector<uint32_t>& hosts,
+                                 TimeNs start_ns, FlowOp op, uint64_t seed) {
+  const auto n = static_cast<uint32_t>(hosts.size());
+  Rng rng(seed, "workload-matrix");
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;  // (src, dst) host indices
+  if (p.pattern == MatrixPattern::kPermutation) {
+    // A uniform derangement by rejection: shuffle (Fisher-Yates) until no host maps to
+    // itself (about e = 2.7 tries on average).
+    std::vector<uint32_t> to(n);
+    for (bool fixed = true; fixed && n >= 2;) {
+      for (uint32_t i = 0; i < n; ++i) to[i] = i;
+      for (uint32_t i = n; i > 1; --i) std::swap(to[i - 1], to[rng.below(i)]);
+      fixed = false;
+      for (uint32_t i = 0; i < n; ++i) fixed = fixed || to[i] == i;
+    }
+    for (uint32_t i = 0; i < n && n >= 2; ++i) pairs.emplace_back(i, to[i]);
+  } else {
+    for (uint32_t i = 0; i < n; ++i)
+      for (uint32_t j = 0; j < n; ++j)
+        if (i != j) pairs.emplace_back(i, j);
+  }
+  flows_.reserve(pairs.size());
+  for (const auto& [s, d] : pairs) {
+    FlowSpec f;
+    f.src = hosts[s];
+    f.dst = hosts[d];
+    f.size_bytes = p.size_bytes;
+    f.start_ns =
+        start_ns + (p.start_jitter_ns > 0
+                        ? static_cast<TimeNs>(rng.below(static_cast<uint64_t>(p.start_jitter_ns)))
+                        : 0);
+    f.op = op;
+    f.incast = kNotIncast;
+    flows_.push_back(f);
+  }
+  std::stable_sort(flows_.begin(), flows_.end(),
+                   [](const FlowSpec& a, const FlowSpec& b) { return a.start_ns < b.start_ns; });
+}
+
+bool MatrixGenerator::next(FlowSpec& out) noexcept {
+  if (at_ >= flows_.size()) return false;
+  const uint64_t id = out.id;
+  out = flows_[at_++];
+  out.id = id;
+  return true;
+}
+
 // ---- WorkloadConfig ----
 
 WorkloadConfig make_workload_config(const WorkloadParams& p, std::vector<HostSpec> hosts) {
@@ -180,29 +229,32 @@ WorkloadGenerator::WorkloadGenerator(const WorkloadConfig& cfg, uint64_t run_see
   if (p.load > 0 && cfg.cdf) {
     background_.emplace(*cfg.cdf, cfg.hosts, p.load, p.start_ns, p.stop_ns(), p.op, seed);
   }
-  if (p.incast) {
-    std::vector<uint32_t> ids;
-    ids.reserve(cfg.hosts.size());
-    for (const auto& h : cfg.hosts) ids.push_back(h.id);
-    incast_.emplace(*p.incast, std::move(ids), p.start_ns, p.stop_ns(), p.op, seed);
-  }
+  std::vector<uint32_t> ids;
+  ids.reserve(cfg.hosts.size());
+  for (const auto& h : cfg.hosts) ids.push_back(h.id);
+  if (p.matrix) matrix_.emplace(*p.matrix, ids, p.start_ns, p.op, seed);
+  if (p.incast) incast_.emplace(*p.incast, std::move(ids), p.start_ns, p.stop_ns(), p.op, seed);
 }
 
 TimeNs WorkloadGenerator::next_deadline() const noexcept {
   const TimeNs b = background_ ? background_->peek_ns() : kNever;
   const TimeNs i = incast_ ? incast_->peek_ns() : kNever;
-  return std::min(b, i);
+  const TimeNs m = matrix_ ? matrix_->peek_ns() : kNever;
+  return std::min({b, i, m});
 }
 
 bool WorkloadGenerator::next(FlowSpec& out) noexcept {
   const TimeNs b = background_ ? background_->peek_ns() : kNever;
   const TimeNs i = incast_ ? incast_->peek_ns() : kNever;
-  if (b == kNever && i == kNever) return false;
-  if (b <= i) {
+  const TimeNs m = matrix_ ? matrix_->peek_ns() : kNever;
+  if (b == kNever && i == kNever && m == kNever) return false;
+  if (b <= i && b <= m) {
     background_->next(out);
     out.incast = kNotIncast;
-  } else {
+  } else if (i <= m) {
     incast_->next(out);
+  } else {
+    matrix_->next(out);
   }
   out.id = next_id_++;
   return true;

@@ -101,6 +101,23 @@ class IncastGenerator {
   bool drawn_ = false;
 };
 
+/// [workload.matrix]: the whole matrix drawn at construction (n flows for a permutation,
+/// n (n - 1) for all_to_all) and yielded in (start, src, dst) order; starts are the workload
+/// start plus a uniform jitter. A permutation is a seeded derangement: every host sends to
+/// and receives from exactly one other host.
+class MatrixGenerator {
+ public:
+  MatrixGenerator(const MatrixParams& p, const std::vector<uint32_t>& hosts, TimeNs start_ns,
+                  FlowOp op, uint64_t seed);
+  TimeNs peek_ns() const noexcept { return at_ < flows_.size() ? flows_[at_].start_ns : kNever; }
+  bool next(FlowSpec& out) noexcept;
+  size_t size() const noexcept { return flows_.size(); }
+
+ private:
+  std::vector<FlowSpec> flows_;
+  size_t at_ = 0;
+};
+
 /// Validated workload: params + the loaded CDF + the hosts it runs on.
 struct WorkloadConfig {
   WorkloadParams params;
@@ -116,8 +133,8 @@ WorkloadConfig make_workload_config(const WorkloadParams& p, std::vector<HostSpe
 WorkloadConfig make_workload_config(const WorkloadParams& p, std::vector<HostSpec> hosts,
                                     FlowSizeCdf cdf);
 
-/// The whole workload as one stream in start-time order: background and incast flows merged
-/// (background first on equal start times), numbered 0, 1, 2, ... The engine either pulls
+/// The whole workload as one stream in start-time order: background, incast and matrix flows
+/// merged (in that order on equal start times), numbered 0, 1, 2, ... The engine either pulls
 /// one at a time (next) or, as a timer, takes every flow due by `now` (due).
 class WorkloadGenerator {
  public:
@@ -135,6 +152,7 @@ class WorkloadGenerator {
  private:
   std::optional<PoissonFlowGenerator> background_;
   std::optional<IncastGenerator> incast_;
+  std::optional<MatrixGenerator> matrix_;
   uint64_t next_id_ = 0;
 };
 

@@ -44,11 +44,26 @@ IncastParams parse_incast(ConfigReader& r) {
   return ip;
 }
 
+MatrixParams parse_matrix(ConfigReader& r) {
+  MatrixParams m;
+  m.pattern = r.string("pattern", "permutation", {"permutation", "all_to_all"}) == "all_to_all"
+                  ? MatrixPattern::kAllToAll
+                  : MatrixPattern::kPermutation;
+  m.size_bytes = static_cast<uint64_t>(
+      r.required_integer("size_bytes", 1, static_cast<int64_t>(kMaxFlowBytes)));
+  const double jitter_us = r.number("start_jitter_us", 0, 0, static_cast<double>(kMaxTimeUs));
+  m.start_jitter_ns = static_cast<TimeNs>(std::llround(jitter_us * kNsPerUs));
+  r.finish();
+  return m;
+}
+
 }  // namespace
 
 WorkloadParams parse_workload_params(ConfigReader& r) {
   WorkloadParams p;
-  p.load = r.number("load", 0.5, 0.0, 1.0);
+  // A matrix alone needs no background load, CDF or duration (its flows start at once).
+  const bool matrix = r.has("matrix");
+  p.load = r.number("load", matrix ? 0.0 : 0.5, 0.0, 1.0);
   if (p.load > 0) {
     p.cdf_file = r.required_string("cdf_file");
     if (r.has("cdf_file") && p.cdf_file.empty()) r.error("cdf_file", "must name a CDF file");
@@ -56,10 +71,13 @@ WorkloadParams parse_workload_params(ConfigReader& r) {
     p.cdf_file = r.string("cdf_file", "");
   }
   p.start_ns = r.integer("start_us", 0, 0, kMaxTimeUs) * kNsPerUs;
-  p.duration_ns = r.required_integer("duration_us", 1, kMaxTimeUs) * kNsPerUs;
+  p.duration_ns = (matrix ? r.integer("duration_us", 1, 1, kMaxTimeUs)
+                          : r.required_integer("duration_us", 1, kMaxTimeUs)) *
+                  kNsPerUs;
   p.op = r.string("op", "write", {"write", "send"}) == "send" ? FlowOp::kSend : FlowOp::kWrite;
   p.seed_offset = static_cast<uint64_t>(r.integer("seed_offset", 0, 0, int64_t{1} << 62));
   if (auto inc = r.table("incast")) p.incast = parse_incast(*inc);
+  if (auto m = r.table("matrix")) p.matrix = parse_matrix(*m);
   r.finish();
   return p;
 }
@@ -73,6 +91,10 @@ void check_against_hosts(const WorkloadParams& p, size_t num_hosts, const std::s
     errors.add(path + ".load", load,
                "background flows need at least 2 hosts, topology has " + hosts);
   }
+  if (p.matrix && num_hosts < 2)
+    errors.add(path + ".matrix.pattern",
+               p.matrix->pattern == MatrixPattern::kAllToAll ? "all_to_all" : "permutation",
+               "needs at least 2 hosts, topology has " + hosts);
   if (p.incast) {
     if (num_hosts < 2 || p.incast->senders > num_hosts - 1) {
       errors.add(path + ".incast.senders", std::to_string(p.incast->senders),

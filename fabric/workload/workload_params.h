@@ -29,6 +29,17 @@ struct IncastParams {
   int64_t receiver = -1;  // index into the host list; -1 = uniform random per event
 };
 
+enum class MatrixPattern : uint8_t { kPermutation = 0, kAllToAll = 1 };
+
+/// A synthetic traffic matrix started at once (give or take a jitter): `permutation` (every
+/// host sends one flow to another, each host receives one: a seeded derangement) or
+/// `all_to_all` (one flow per ordered pair of distinct hosts), each flow `size_bytes`.
+struct MatrixParams {
+  MatrixPattern pattern = MatrixPattern::kPermutation;
+  uint64_t size_bytes = 0;
+  TimeNs start_jitter_ns = 0;  // each flow starts uniformly in [start, start + jitter)
+};
+
 struct WorkloadParams {
   std::string cdf_file;    // flow-size CDF; required when load > 0
   double load = 0;         // offered load per host, fraction of its link rate
@@ -37,6 +48,7 @@ struct WorkloadParams {
   FlowOp op = FlowOp::kWrite;
   uint64_t seed_offset = 0;  // added to the run seed (other streams stay unchanged)
   std::optional<IncastParams> incast;
+  std::optional<MatrixParams> matrix;  // [workload.matrix]
 
   TimeNs stop_ns() const noexcept { return start_ns + duration_ns; }
 };

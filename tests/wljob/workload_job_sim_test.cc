@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -88,6 +89,50 @@ TEST(WorkloadJobSim, EveryFlowCompletesNoFasterThanItsIdealFct) {
   uint64_t incast = 0;
   for (const auto& rec : r.records) incast += rec.flow.incast != workload::kNotIncast;
   EXPECT_EQ(incast, 4u * 4u);  // events at 0, 500, 1000, 1500 us
+}
+
+// A k = 4 fat tree (16 hosts, 20 switches, 100 Gbps, 6 hops between pods): FbHdp flows
+// between all hosts complete over the three tiers and their ECMP paths.
+TEST(WorkloadJobSim, FlowsCompleteAcrossAK4FatTree) {
+  start_eal();
+  std::ostringstream t;
+  t << "[run]\nseed = 3\n[topology]\nkind = \"fattree\"\nk = 4\n"
+    << "[workload]\ncdf_file = \"" << ROCEMU_SOURCE_ROOT
+    << "/configs/workloads/FbHdp_distribution.txt\"\nload = 0.4\nduration_us = 300\n"
+    << "[sim]\nuntil_us = 200000\n";
+  const WorkloadResult r =
+      run_workload_virtual(parse_run_config(toml::parse(t.str()), "fattree-test"), quiet());
+  expect_every_flow_complete_and_above_ideal(r);
+  uint32_t cross_pod = 0;  // pod = host / 4
+  for (const auto& rec : r.records) cross_pod += rec.flow.src / 4 != rec.flow.dst / 4;
+  EXPECT_GT(cross_pod, r.records.size() / 2) << "most flows cross the core";
+}
+
+// The k = 4 fat tree under a permutation of 256 KiB flows (every host sends one, receives
+// one): every flow completes and every byte is accounted, each at least its ideal FCT.
+TEST(WorkloadJobSim, APermutationCompletesOnAK4FatTree) {
+  start_eal();
+  const std::string t =
+      "[run]\nseed = 5\n[topology]\nkind = \"fattree\"\nk = 4\n"
+      "[workload]\n[workload.matrix]\npattern = \"permutation\"\nsize_bytes = 262144\n"
+      "start_jitter_us = 5\n[sim]\nuntil_us = 100000\n";
+  const WorkloadResult r =
+      run_workload_virtual(parse_run_config(toml::parse(t), "fattree-perm-test"), quiet());
+  ASSERT_TRUE(r.all_finished);
+  EXPECT_EQ(r.flows_failed, 0u);
+  ASSERT_EQ(r.records.size(), 16u);
+  std::set<uint32_t> srcs, dsts;
+  uint64_t bytes = 0;
+  for (const auto& rec : r.records) {
+    srcs.insert(rec.flow.src);
+    dsts.insert(rec.flow.dst);
+    bytes += rec.flow.size_bytes;
+    EXPECT_GE(rec.fct_ns(), rec.ideal_ns) << rec.flow.id;
+  }
+  EXPECT_EQ(srcs.size(), 16u);
+  EXPECT_EQ(dsts.size(), 16u);
+  EXPECT_EQ(bytes, 16u * 262144u);
+  EXPECT_EQ(r.switch_drops, 0u);
 }
 
 TEST(WorkloadJobSim, SendFlowsCompleteLikeWrites) {

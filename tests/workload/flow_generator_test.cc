@@ -266,3 +266,94 @@ TEST(WorkloadGenerator, SameSeedReplaysExactlyAndOtherSeedsDiffer) {
 
 }  // namespace
 }  // namespace rocemu::workload
+
+namespace rocemu::workload {
+namespace {
+
+WorkloadParams matrix(MatrixPattern pattern, uint64_t size, TimeNs jitter_ns = 0) {
+  WorkloadParams p;
+  p.load = 0;
+  p.start_ns = 5 * kNsPerUs;
+  p.duration_ns = kNsPerUs;
+  p.matrix = MatrixParams{pattern, size, jitter_ns};
+  return p;
+}
+
+// A permutation: every host sends exactly one flow and receives exactly one, never to
+// itself; a seed replays it, another seed draws another one.
+TEST(MatrixGenerator, PermutationIsADerangementReplayedBySeed) {
+  const auto cfg = make_workload_config(matrix(MatrixPattern::kPermutation, 4096), hosts(64, 1));
+  WorkloadGenerator g(cfg, 11);
+  const auto flows = drain(g);
+  ASSERT_EQ(flows.size(), 64u);
+  std::set<uint32_t> srcs, dsts;
+  for (size_t i = 0; i < flows.size(); ++i) {
+    const FlowSpec& f = flows[i];
+    EXPECT_EQ(f.id, i);
+    EXPECT_NE(f.src, f.dst);
+    EXPECT_EQ(f.size_bytes, 4096u);
+    EXPECT_EQ(f.start_ns, 5 * kNsPerUs) << "no jitter: every flow at the start";
+    EXPECT_EQ(f.incast, kNotIncast);
+    srcs.insert(f.src);
+    dsts.insert(f.dst);
+  }
+  EXPECT_EQ(srcs.size(), 64u);
+  EXPECT_EQ(dsts.size(), 64u);
+  WorkloadGenerator again(cfg, 11), other(cfg, 12);
+  EXPECT_EQ(drain(again), flows);
+  EXPECT_NE(drain(other), flows);
+  // Two hosts: the only derangement is the swap.
+  WorkloadGenerator two(make_workload_config(matrix(MatrixPattern::kPermutation, 1), hosts(2, 1)),
+                        1);
+  const auto f2 = drain(two);
+  ASSERT_EQ(f2.size(), 2u);
+  EXPECT_EQ(f2[0].dst, f2[1].src);
+  EXPECT_EQ(f2[1].dst, f2[0].src);
+}
+
+TEST(MatrixGenerator, AllToAllCoversEveryOrderedPairOnceWithinTheJitter) {
+  const TimeNs jitter = 20 * kNsPerUs;
+  const auto cfg =
+      make_workload_config(matrix(MatrixPattern::kAllToAll, 1000, jitter), hosts(9, 1));
+  WorkloadGenerator g(cfg, 3);
+  const auto flows = drain(g);
+  ASSERT_EQ(flows.size(), 9u * 8u);
+  std::set<std::pair<uint32_t, uint32_t>> pairs;
+  TimeNs last = 0;
+  std::set<TimeNs> starts;
+  for (const FlowSpec& f : flows) {
+    EXPECT_NE(f.src, f.dst);
+    pairs.insert({f.src, f.dst});
+    EXPECT_GE(f.start_ns, 5 * kNsPerUs);
+    EXPECT_LT(f.start_ns, 5 * kNsPerUs + jitter);
+    EXPECT_GE(f.start_ns, last) << "in start-time order";
+    last = f.start_ns;
+    starts.insert(f.start_ns);
+  }
+  EXPECT_EQ(pairs.size(), 72u);
+  EXPECT_GT(starts.size(), 50u) << "the jitter spreads the starts";
+}
+
+// With background flows and a matrix the merged stream stays in start order, ids 0, 1, ...
+TEST(MatrixGenerator, MergesWithBackgroundInStartOrder) {
+  WorkloadParams p = matrix(MatrixPattern::kPermutation, 2048, 50 * kNsPerUs);
+  p.load = 0.3;
+  p.duration_ns = 100 * kNsPerUs;
+  const auto cfg = make_workload_config(p, hosts(8, 100 * kBpsPerGbps),
+                                        FlowSizeCdf::load(kDir + "WebSearch_distribution.txt"));
+  WorkloadGenerator g(cfg, 5);
+  const auto flows = drain(g);
+  size_t matrix_flows = 0;
+  for (size_t i = 0; i < flows.size(); ++i) {
+    EXPECT_EQ(flows[i].id, i);
+    if (i > 0) {
+      EXPECT_GE(flows[i].start_ns, flows[i - 1].start_ns);
+    }
+    matrix_flows += flows[i].size_bytes == 2048 && flows[i].start_ns < 55 * kNsPerUs;
+  }
+  EXPECT_GE(matrix_flows, 8u);
+  EXPECT_GT(flows.size(), 8u);
+}
+
+}  // namespace
+}  // namespace rocemu::workload

@@ -126,6 +126,34 @@ TEST(WorkloadParams, CdfFileIsRequiredOnlyWithBackgroundLoad) {
   EXPECT_TRUE(r.problems.empty());
 }
 
+// [workload.matrix] alone: no load, CDF or duration needed; its keys checked like the rest.
+TEST(WorkloadParams, MatrixAloneNeedsNoLoadCdfOrDuration) {
+  auto r = parse(
+      "[workload]\n[workload.matrix]\npattern = \"all_to_all\"\nsize_bytes = 65536\n"
+      "start_jitter_us = 2.5\n");
+  ASSERT_TRUE(r.problems.empty()) << r.problems.front();
+  EXPECT_EQ(r.p.load, 0.0);
+  ASSERT_TRUE(r.p.matrix.has_value());
+  EXPECT_EQ(r.p.matrix->pattern, MatrixPattern::kAllToAll);
+  EXPECT_EQ(r.p.matrix->size_bytes, 65536u);
+  EXPECT_EQ(r.p.matrix->start_jitter_ns, 2500);
+  r = parse("[workload]\n[workload.matrix]\nsize_bytes = 10\n");
+  ASSERT_TRUE(r.problems.empty());
+  EXPECT_EQ(r.p.matrix->pattern, MatrixPattern::kPermutation) << "the default pattern";
+  r = parse("[workload]\n[workload.matrix]\npattern = \"ring\"\ntypo = 1\n");
+  EXPECT_THAT(r.problems,
+              ElementsAre("workload.matrix.pattern=ring: expected one of: permutation, all_to_all "
+                          "(line 3)",
+                          "workload.matrix.size_bytes: required key is missing (line 2)",
+                          "workload.matrix.typo=1: unknown key (line 4)"));
+  WorkloadParams p;
+  p.matrix = MatrixParams{};
+  ConfigErrors errs;
+  check_against_hosts(p, 1, "workload", errs);
+  EXPECT_THAT(errs.problems(), ElementsAre("workload.matrix.pattern=permutation: needs at least 2 "
+                                           "hosts, topology has 1"));
+}
+
 TEST(WorkloadParams, HostChecksNameTheKeyAndTheHostCount) {
   WorkloadParams p;
   p.load = 0.5;
