@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "fabric/run_cost.h"
 #include "fabric/write_job.h"
 
 namespace rocemu::fabric {
@@ -108,11 +109,9 @@ std::string to_text(const JobResult& r) {
   s += agent_text(r.agent);
   s += "  wall time: " + fixed(static_cast<double>(r.wall_ns) / 1e6, 3) + " ms   engine CPU time: " +
        fixed(static_cast<double>(r.cpu_ns) / 1e6, 3) + " ms";
-  if (r.events > 0)
-    s += "   events: " + std::to_string(r.events) + " (" +
-         fixed(r.wall_ns > 0 ? static_cast<double>(r.events) * 1e3 / static_cast<double>(r.wall_ns) : 0, 2) +
-         " M events/s)";
-  s += "\n";
+  uint64_t link_hops = 0;  // every frame a port sent crossed one link
+  for (const auto& p : r.ports) link_hops += p.tx_packets;
+  s += run_cost_text(r.events, link_hops, r.wall_ns) + "\n";
   // ecn: packets the switch port CE-marked; cnp_tx / cnp_rx: CNPs the host's NIC sent (as
   // notification point) / received (as reaction point); pfc_tx / pfc_rx: PAUSE frames.
   char line[320];

@@ -54,6 +54,16 @@ class ProgressPrinter {
   std::chrono::steady_clock::time_point wall0_;
 };
 
+// Link-hops: every frame a port of this engine sent crossed one link.
+template <class Engine>
+uint64_t total_tx_packets(const Topology& t, const Engine& e) {
+  uint64_t n = 0;
+  for (uint32_t node = 0; node < t.nodes().size(); ++node)
+    for (uint16_t p = 0; p < t.node(node).ports.size(); ++p)
+      n += e.counters(PortRef{node, p}).tx_packets;
+  return n;
+}
+
 }  // namespace
 
 WorkloadResult run_workload_virtual(const RunConfig& cfg, const WorkloadRunOptions& opt) {
@@ -79,6 +89,7 @@ WorkloadResult run_workload_virtual(const RunConfig& cfg, const WorkloadRunOptio
     const TimeNs end = e.run_until(cfg.sim.until_ns);
     taps.end();
     r = f.result("virtual", end);
+    r.link_hops = total_tx_packets(cfg.topology.topology, e);
     r.agent = taps.agent_stats();
     r.wall_ns = e.stats().wall_ns;
     r.events = e.stats().events;
@@ -120,6 +131,7 @@ WorkloadResult run_workload_realtime(const RunConfig& cfg, const WorkloadRunOpti
     const TimeNs end = e.run_for(cfg.testbed.time_limit_ns);
     taps.end();
     r = f.result("realtime", end);
+    r.link_hops = total_tx_packets(t, e);
     r.agent = taps.agent_stats();
     r.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                     std::chrono::steady_clock::now() - wall0)

@@ -67,6 +67,7 @@ struct WorkloadResult {
   bool all_finished = false;     // the generator is exhausted and every flow completed OK
   TimeNs end_ns = 0;             // engine time when the run ended
   uint64_t retransmitted_packets = 0, timeouts = 0;
+  uint64_t link_hops = 0;  // frames sent on every link (data, ACK, CNP, pause): metrics.csv
   uint64_t switch_drops = 0, ecn_marked_packets = 0;
   PfcTotals pfc;
   std::vector<FlowFailure> failures;  // the first failures (at most 64), by flow id

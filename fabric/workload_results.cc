@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "fabric/run_cost.h"
 #include "fabric/workload_job.h"
 #include "nic/roce_host.h"
 
@@ -35,6 +36,8 @@ std::string workload_metrics_csv(const WorkloadResult& r) {
      << "nic_paused_ns," << r.pfc.nic_paused_ns << '\n'
      << "switch_pfc_storms," << r.pfc.switch_storms << '\n'
      << "nic_pfc_storms," << r.pfc.nic_storms << '\n';
+  // One engine saw every link; merged host processes did not (the switch counts its own).
+  if (r.engine != "hosts") os << "link_hops," << r.link_hops << '\n';
   if (r.qp_per_flow)
     os << "qps_connected," << r.qps_connected << '\n'
        << "qps_live_at_end," << r.qps_live_at_end << '\n';
@@ -141,14 +144,7 @@ std::string workload_text(const WorkloadResult& r) {
   }
   std::snprintf(line, sizeof line, "  wall time %.3f s", static_cast<double>(r.wall_ns) / 1e9);
   s += line;
-  if (r.events > 0) {
-    std::snprintf(
-        line, sizeof line, "   events %llu (%.2f M events/s)",
-        static_cast<unsigned long long>(r.events),
-        r.wall_ns > 0 ? static_cast<double>(r.events) * 1e3 / static_cast<double>(r.wall_ns) : 0.0);
-    s += line;
-  }
-  s += "\n";
+  s += run_cost_text(r.events, r.link_hops, r.wall_ns) + "\n";
   s += agent_text(r.agent);
   s += workload::format_summary(r.summary);
   return s;

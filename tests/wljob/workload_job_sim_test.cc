@@ -116,8 +116,8 @@ TEST(WorkloadJobSim, APermutationCompletesOnAK4FatTree) {
       "[run]\nseed = 5\n[topology]\nkind = \"fattree\"\nk = 4\n"
       "[workload]\n[workload.matrix]\npattern = \"permutation\"\nsize_bytes = 262144\n"
       "start_jitter_us = 5\n[sim]\nuntil_us = 100000\n";
-  const WorkloadResult r =
-      run_workload_virtual(parse_run_config(toml::parse(t), "fattree-perm-test"), quiet());
+  const RunConfig cfg = parse_run_config(toml::parse(t), "fattree-perm-test");
+  const WorkloadResult r = run_workload_virtual(cfg, quiet());
   ASSERT_TRUE(r.all_finished);
   EXPECT_EQ(r.flows_failed, 0u);
   ASSERT_EQ(r.records.size(), 16u);
@@ -133,6 +133,19 @@ TEST(WorkloadJobSim, APermutationCompletesOnAK4FatTree) {
   EXPECT_EQ(dsts.size(), 16u);
   EXPECT_EQ(bytes, 16u * 262144u);
   EXPECT_EQ(r.switch_drops, 0u);
+  // Link-hops: each flow's 256 data frames cross its path's links (2, 4 or 6); ACKs, CNPs
+  // and pauses add a few per cent.
+  uint64_t data_hops = 0;
+  for (const auto& rec : r.records)
+    data_hops += 256u * static_cast<uint64_t>(
+                            cfg.topology.topology.path_info(rec.flow.src, rec.flow.dst).hops);
+  EXPECT_GE(r.link_hops, data_hops);
+  EXPECT_LE(r.link_hops, data_hops + data_hops / 10);
+  EXPECT_NE(workload_metrics_csv(r).find("link_hops," + std::to_string(r.link_hops) + "\n"),
+            std::string::npos);
+  EXPECT_NE(workload_text(r).find("link-hops " + std::to_string(r.link_hops) + " ("),
+            std::string::npos)
+      << workload_text(r);
 }
 
 TEST(WorkloadJobSim, SendFlowsCompleteLikeWrites) {

@@ -1,0 +1,34 @@
+// run_cost.cc — see run_cost.h.
+#include "fabric/run_cost.h"
+
+#include <sys/resource.h>
+
+#include <cstdio>
+
+namespace rocemu::fabric {
+
+int64_t peak_rss_bytes() noexcept {
+  rusage u{};
+  if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
+  return static_cast<int64_t>(u.ru_maxrss) * 1024;  // Linux: kilobytes
+}
+
+std::string run_cost_text(uint64_t events, uint64_t link_hops, int64_t wall_ns) {
+  const auto per_us = [&](uint64_t n) {
+    return wall_ns > 0 ? static_cast<double>(n) * 1e3 / static_cast<double>(wall_ns) : 0.0;
+  };
+  char line[256];
+  std::string s;
+  if (events > 0) {
+    std::snprintf(line, sizeof line, "   events %llu (%.2f M/s)",
+                  static_cast<unsigned long long>(events), per_us(events));
+    s += line;
+  }
+  std::snprintf(line, sizeof line, "   link-hops %llu (%.2f M/s)   peak RSS %.0f MiB",
+                static_cast<unsigned long long>(link_hops), per_us(link_hops),
+                static_cast<double>(peak_rss_bytes()) / (1 << 20));
+  s += line;
+  return s;
+}
+
+}  // namespace rocemu::fabric
