@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# bench_scale.sh — the virtual-time engine at datacenter scale (issue "Datacenter scale"):
+# 3-tier fat trees under a permutation, with PFC, the shared buffer, RED-ECN and DCQCN all on
+# (and DCQCN off), MTU 4096, 100 Gbps, 1 us per hop. Prints link-hops per second of wall time
+# (a link-hop: one packet — data, ACK, CNP or pause — crossing one link; htsim's unit), events
+# per second and the peak RSS of each run, against the targets. A figure, not a test: wall
+# time swings with the machine's load; compare runs made side by side.
+#
+# usage: scripts/bench_scale.sh [BUILD_DIR] [--smoke]
+#   default: K=8 128 x 16 MiB (DCQCN on, off), K=16 1,024 x 2 MiB (DCQCN on)
+#   --smoke: K=4 16 x 64 KiB, to check the script and the figures' parsing (CI's sim suite)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build
+smoke=0
+for a in "$@"; do
+  case "$a" in
+    --smoke) smoke=1 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) build=$a ;;
+  esac
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# run NAME K SIZE_BYTES DCQCN(on|off): one rocemu-sim run; prints its figures, returns the
+# link-hops per second (M/s) in $LHPS.
+run() {
+  local name=$1 k=$2 size=$3 dcqcn=$4
+  {
+    printf '[run]\nname = "%s"\nseed = 1\n' "$name"
+    printf '[topology]\nkind = "fattree"\nk = %s\n' "$k"
+    printf '[nic]\nmtu_bytes = 4096\n'
+    printf '[workload]\n[workload.matrix]\npattern = "permutation"\nsize_bytes = %s\n' "$size"
+    if [ "$dcqcn" = on ]; then printf '[dcqcn]\nprofile = "%s/configs/dcqcn/paper.toml"\n' "$root"; fi
+    printf '[sim]\nuntil_us = 10000000\n'
+  } >"$tmp/$name.toml"
+  local t0 t1
+  t0=$(date +%s.%N)
+  if ! "$build/apps/rocemu-sim" "$tmp/$name.toml" --out "$tmp/$name" >"$tmp/$name.txt" 2>&1; then
+    echo "$name: rocemu-sim failed:"; tail -20 "$tmp/$name.txt"; exit 1
+  fi
+  t1=$(date +%s.%N)
+  local line
+  line=$(grep -E "link-hops [0-9]+ \(" "$tmp/$name.txt") || { echo "$name: no link-hops line"; cat "$tmp/$name.txt"; exit 1; }
+  LHPS=$(sed -E 's/.*link-hops [0-9]+ \(([0-9.]+) M\/s\).*/\1/' <<<"$line")
+  local hops events rss
+  hops=$(sed -E 's/.*link-hops ([0-9]+) .*/\1/' <<<"$line")
+  events=$(sed -E 's/.*events ([0-9]+) \(([0-9.]+) M\/s\).*/\1 (\2 M\/s)/' <<<"$line")
+  rss=$(sed -E 's/.*peak RSS ([0-9]+) MiB.*/\1/' <<<"$line")
+  grep -q "all finished: yes" "$tmp/$name.txt" || { echo "$name: not every flow finished"; tail -20 "$tmp/$name.txt"; exit 1; }
+  printf '%-28s %12s link-hops  %7s M link-hops/s  events %-22s peak RSS %5s MiB  (%.1f s wall)\n' \
+    "$name" "$hops" "$LHPS" "$events" "$rss" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
+}
+
+if [ "$smoke" = 1 ]; then
+  run k4_perm_64k_dcqcn 4 65536 on
+  echo "smoke run: ok"
+  exit 0
+fi
+run k8_perm_16m_dcqcn 8 16777216 on; k8=$LHPS
+run k8_perm_16m_nodcqcn 8 16777216 off; k8off=$LHPS
+run k16_perm_2m_dcqcn 16 2097152 on; k16=$LHPS
+echo
+echo "targets: K=8 with DCQCN >= 2.1 M link-hops/s (htsim, without DCQCN/shared buffer): $k8"
+echo "         K=8 without DCQCN >= 4 M: $k8off"
+echo "         K=16 >= 70% of K=8: $(awk -v a="$k16" -v b="$k8" 'BEGIN { printf "%.0f", 100 * a / b }')%"
