@@ -216,7 +216,7 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
       // The QP plan: every host has qps_per_pair requester and responder QPs per other host.
       const uint64_t need =
           2ull * (t.hosts().size() > 0 ? t.hosts().size() - 1 : 0) * cfg.workload_qps_per_pair;
-      if (need > cfg.nic_params.max_qps)
+      if (need > cfg.nic_params.max_qps && !cfg.workload_qp_per_flow)  // per flow: no mesh
         errors.add("workload.qps_per_pair", std::to_string(cfg.workload_qps_per_pair),
                    "the QP plan needs " + std::to_string(need) + " QPs per host (2 x " +
                        std::to_string(t.hosts().size() - 1) +

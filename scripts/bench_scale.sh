@@ -31,7 +31,9 @@ run() {
     printf '[run]\nname = "%s"\nseed = 1\n' "$name"
     printf '[topology]\nkind = "fattree"\nk = %s\n' "$k"
     printf '[nic]\nmtu_bytes = 4096\n'
-    printf '[workload]\n[workload.matrix]\npattern = "permutation"\nsize_bytes = %s\n' "$size"
+    # One QP pair per flow (docs/workload_runs.md): a permutation needs one per host, not a
+    # mesh of 2 (n - 1) (K=16: 2,046 QPs per host).
+    printf '[workload]\nqp_per_flow = true\n[workload.matrix]\npattern = "permutation"\nsize_bytes = %s\n' "$size"
     if [ "$dcqcn" = on ]; then printf '[dcqcn]\nprofile = "%s/configs/dcqcn/paper.toml"\n' "$root"; fi
     printf '[sim]\nuntil_us = 10000000\n'
   } >"$tmp/$name.toml"

@@ -308,6 +308,8 @@ TEST(RunConfig, AQpPlanBeyondMaxQpsIsRefusedAtLoadTime) {
   EXPECT_NE(e.find("needs 256 QPs per host"), std::string::npos) << e;
   EXPECT_NE(problems_of(w + "[nic]\nmax_qps = 1\n").find("needs 4 QPs per host"),
             std::string::npos);
+  EXPECT_EQ(problems_of(w + "qp_per_flow = true\n[nic]\nmax_qps = 2\n"), "")
+      << "one QP pair per flow builds no mesh (a flow waits for a free QP)";
 }
 
 // The flow-size CDF is read with the run file, before EAL or any node starts: a missing or
