@@ -1,105 +1,38 @@
-// dqn_trainer.cc — LibTorch networks and the multi-agent DQN loop (the only TU with torch).
+// dqn_trainer.cc — the multi-agent DQN loop, written once against QNetwork (q_network.h).
 //
-// GraphCC MPNN (Bernardez et al., Sec. 4): over a batch of B copies of the port graph
-// (node ids offset by b * N), h0 = features zero-padded to kHidden; for k < kMpSteps:
-//   m_uv = msg2(relu(msg1([h_v, h_u])))  for every edge u -> v,
-//   a_v  = [min_u m_uv, max_u m_uv]       (index_reduce amin/amax, include_self=false over
-//                                          zeros, so a port without ingress edges gets 0),
-//   h_v  = upd2(relu(upd1([h_v, a_v]))),
-// then Q_v = ro2(relu(ro1(h_v))). ACC (Yan et al. 2021): N independent 2-layer MLPs run as
-// one batched matrix product (bmm over the port dimension) — no parameter sharing.
-// DQN target: y = r + gamma * max_a Q_target(s', a); Huber loss on Q(s, a_taken) averaged
-// over every agent of every graph in the batch; Adam; gradient-norm clipping.
+// Acting: epsilon-greedy per agent over the torch-free greedy policy (policy.h) of the online
+// network's weights, re-exported after every gradient step. Learning: transitions of whole
+// graphs from the replay buffer; target y = r + gamma * max_a Q_target(s', a); Huber loss on
+// Q(s, a_taken) averaged over every agent of every graph in the batch; Adam; gradient-norm
+// clipping; the target network copied from the online one every target_sync_steps. Which
+// network (GraphCC's MPNN, ACC's per-port nets) is make_q_network's choice alone.
 #include "agent/dqn_trainer.h"
 
 #include <dlfcn.h>
 #include <torch/torch.h>
 
-#include <cmath>
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <deque>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <numeric>
+#include <span>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
-#include "agent/fast_mpnn.h"
+#include "agent/policy.h"
 #include "agent/port_features.h"
+#include "agent/torch/q_network.h"
 
 namespace rocemu::agent {
 
 namespace {
-
-namespace F = torch::nn::functional;
-
-struct MpnnNetImpl : torch::nn::Module {
-  MpnnNetImpl()
-      : msg1(register_module("msg1", torch::nn::Linear(2 * kHidden, kMsgHidden))),
-        msg2(register_module("msg2", torch::nn::Linear(kMsgHidden, kHidden))),
-        upd1(register_module("upd1", torch::nn::Linear(3 * kHidden, kUpdHidden))),
-        upd2(register_module("upd2", torch::nn::Linear(kUpdHidden, kHidden))),
-        ro1(register_module("ro1", torch::nn::Linear(kHidden, kReadoutHidden))),
-        ro2(register_module("ro2", torch::nn::Linear(kReadoutHidden, kNumActions))) {}
-
-  /// x: [M, kNumFeatures]; src, dst: [E] int64 node ids in [0, M). Returns [M, kNumActions].
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& src,
-                        const torch::Tensor& dst) {
-    const int64_t m = x.size(0);
-    torch::Tensor h = F::pad(x, F::PadFuncOptions({0, kHidden - kNumFeatures}));
-    for (int k = 0; k < kMpSteps; ++k) {
-      const auto msg =
-          msg2(torch::relu(msg1(torch::cat({h.index_select(0, dst), h.index_select(0, src)}, 1))));
-      const auto zeros = torch::zeros({m, kHidden}, msg.options());
-      const auto mn = zeros.index_reduce(0, dst, msg, "amin", /*include_self=*/false);
-      const auto mx = zeros.index_reduce(0, dst, msg, "amax", /*include_self=*/false);
-      h = upd2(torch::relu(upd1(torch::cat({h, mn, mx}, 1))));
-    }
-    return ro2(torch::relu(ro1(h)));
-  }
-
-  std::vector<torch::nn::Linear> layers() const { return {msg1, msg2, upd1, upd2, ro1, ro2}; }
-
-  torch::nn::Linear msg1, msg2, upd1, upd2, ro1, ro2;
-};
-TORCH_MODULE(MpnnNet);
-
-struct AccNetsImpl : torch::nn::Module {
-  explicit AccNetsImpl(int n) {
-    // Same initialisation as torch::nn::Linear: U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
-    auto u = [](std::vector<int64_t> shape, int fan_in) {
-      const double b = 1.0 / std::sqrt(static_cast<double>(fan_in));
-      return torch::empty(shape).uniform_(-b, b);
-    };
-    w1 = register_parameter("w1", u({n, kAccHidden, kAccInputs}, kAccInputs));
-    b1 = register_parameter("b1", u({n, kAccHidden}, kAccInputs));
-    w2 = register_parameter("w2", u({n, kNumActions, kAccHidden}, kAccHidden));
-    b2 = register_parameter("b2", u({n, kNumActions}, kAccHidden));
-  }
-  /// x: [B, N, kAccInputs] -> [B, N, kNumActions].
-  torch::Tensor forward(const torch::Tensor& x) {
-    const auto xt = x.transpose(0, 1);  // [N, B, in]
-    const auto h = torch::relu(torch::baddbmm(b1.unsqueeze(1), xt, w1.transpose(1, 2)));
-    return torch::baddbmm(b2.unsqueeze(1), h, w2.transpose(1, 2)).transpose(0, 1);
-  }
-  torch::Tensor w1, b1, w2, b2;
-};
-TORCH_MODULE(AccNets);
-
-void copy_out(const torch::Tensor& t, float* dst, size_t n) {
-  const auto c = t.detach().contiguous();
-  if (static_cast<size_t>(c.numel()) != n) throw std::logic_error("layer size mismatch on export");
-  std::memcpy(dst, c.data_ptr<float>(), n * sizeof(float));
-}
-
-void copy_in(torch::Tensor& t, const float* src, size_t n) {
-  if (static_cast<size_t>(t.numel()) != n) throw std::logic_error("layer size mismatch on import");
-  torch::NoGradGuard ng;
-  t.copy_(torch::from_blob(const_cast<float*>(src), t.sizes(), torch::kFloat32));
-}
 
 // One persistent thread that runs a job while the caller does something else (the learner
 // of DqnConfig::threads = 2). run() then wait(); wait() rethrows the job's exception.
@@ -199,131 +132,43 @@ struct DqnTrainer::Impl {
         tracker(graph, f) {
     init_torch_threads();
     torch::manual_seed(cfg.seed);
-    if (cfg.kind == ModelKind::kGraphCc) {
-      online_mpnn = MpnnNet();
-      target_mpnn = MpnnNet();
-      optimizer = std::make_unique<torch::optim::Adam>(
-          online_mpnn->parameters(), torch::optim::AdamOptions(cfg.learning_rate));
-    } else {
-      online_acc = AccNets(n);
-      target_acc = AccNets(n);
-      optimizer = std::make_unique<torch::optim::Adam>(
-          online_acc->parameters(), torch::optim::AdamOptions(cfg.learning_rate));
-    }
-    src1 = torch::tensor(std::vector<int64_t>(g.edge_src().begin(), g.edge_src().end()),
-                         torch::kInt64);
-    dst1 = torch::tensor(std::vector<int64_t>(g.edge_dst().begin(), g.edge_dst().end()),
-                         torch::kInt64);
+    // The online network draws its initial weights first, then the target.
+    online = make_q_network(cfg.kind, graph);
+    target = make_q_network(cfg.kind, graph);
+    optimizer = std::make_unique<torch::optim::Adam>(online->parameters(),
+                                                     torch::optim::AdamOptions(cfg.learning_rate));
     sync_target();
     refresh_fast();
   }
 
-  torch::nn::Module& online() {
-    return online_mpnn ? static_cast<torch::nn::Module&>(*online_mpnn)
-                       : static_cast<torch::nn::Module&>(*online_acc);
-  }
-  torch::nn::Module& target() {
-    return target_mpnn ? static_cast<torch::nn::Module&>(*target_mpnn)
-                       : static_cast<torch::nn::Module&>(*target_acc);
-  }
-
   void sync_target() {
     torch::NoGradGuard ng;
-    auto src = online().parameters();
-    auto dst = target().parameters();
+    auto src = online->parameters();
+    auto dst = target->parameters();
     for (size_t i = 0; i < src.size(); ++i) dst[i].copy_(src[i]);
   }
 
-  Model export_model() const {
-    Model m;
-    m.kind = cfg.kind;
-    if (cfg.kind == ModelKind::kGraphCc) {
-      auto layers = online_mpnn->layers();
-      size_t i = 0;
-      m.mpnn.for_each_layer([&](float* w, size_t nw, float* b, size_t nb) {
-        copy_out(layers[i]->weight, w, nw);
-        copy_out(layers[i]->bias, b, nb);
-        ++i;
-      });
-    } else {
-      m.acc.resize(static_cast<size_t>(n));
-      for (int v = 0; v < n; ++v) {
-        copy_out(online_acc->w1[v], m.acc[v].l1.w.data(), m.acc[v].l1.w.size());
-        copy_out(online_acc->b1[v], m.acc[v].l1.b.data(), m.acc[v].l1.b.size());
-        copy_out(online_acc->w2[v], m.acc[v].l2.w.data(), m.acc[v].l2.w.size());
-        copy_out(online_acc->b2[v], m.acc[v].l2.b.data(), m.acc[v].l2.b.size());
-      }
-    }
-    return m;
-  }
+  Model export_model() const { return online->export_model(); }
 
   void import_model(const Model& m) {
     if (m.kind != cfg.kind)
       throw std::invalid_argument(std::string("a ") + model_kind_name(m.kind) +
                                   " model given to a trainer of " + model_kind_name(cfg.kind));
-    if (cfg.kind == ModelKind::kGraphCc) {
-      auto layers = online_mpnn->layers();
-      size_t i = 0;
-      m.mpnn.for_each_layer([&](const float* w, size_t nw, const float* b, size_t nb) {
-        copy_in(layers[i]->weight, w, nw);
-        copy_in(layers[i]->bias, b, nb);
-        ++i;
-      });
-    } else {
-      if (static_cast<int>(m.acc.size()) != n)
-        throw std::invalid_argument("ACC model has " + std::to_string(m.acc.size()) +
-                                    " networks, the graph has " + std::to_string(n) + " agents");
-      for (int v = 0; v < n; ++v) {
-        auto w1 = online_acc->w1[v], b1 = online_acc->b1[v];
-        auto w2 = online_acc->w2[v], b2 = online_acc->b2[v];
-        copy_in(w1, m.acc[v].l1.w.data(), m.acc[v].l1.w.size());
-        copy_in(b1, m.acc[v].l1.b.data(), m.acc[v].l1.b.size());
-        copy_in(w2, m.acc[v].l2.w.data(), m.acc[v].l2.w.size());
-        copy_in(b2, m.acc[v].l2.b.data(), m.acc[v].l2.b.size());
-      }
-    }
+    online->import_model(m);
     sync_target();
     refresh_fast();
   }
 
-  // The acting networks follow the online network after every gradient step.
-  void refresh_fast() {
-    const Model m = export_model();
-    if (cfg.kind == ModelKind::kGraphCc)
-      fast_mpnn = std::make_unique<FastMpnn>(m.mpnn, graph);
-    else
-      fast_acc = std::make_unique<FastAccNets>(m.acc);
-  }
+  // The acting policy follows the online network after every gradient step.
+  void refresh_fast() { acting = make_policy(export_model(), graph); }
 
   void greedy_fast(const FeatureTracker& t, uint16_t* out) {
-    if (fast_mpnn)
-      fast_mpnn->greedy(t.features().data(), out);
-    else
-      fast_acc->greedy(t.features().data(), t.settings().data(), out);
+    acting->act(t, std::span<uint16_t>(out, static_cast<size_t>(n)));
   }
 
   // Q-values [B*N, A] of a batch of observations [B*N, kObsDim].
   torch::Tensor forward(bool use_target, const torch::Tensor& obs, int batch) {
-    if (cfg.kind == ModelKind::kGraphCc) {
-      const auto& [src, dst] = batched_edges(batch);
-      auto& net = use_target ? target_mpnn : online_mpnn;
-      return net->forward(obs.narrow(1, 0, kNumFeatures), src, dst);
-    }
-    auto& net = use_target ? target_acc : online_acc;
-    return net->forward(obs.view({batch, n, kObsDim})).reshape({batch * n, kNumActions});
-  }
-
-  const std::pair<torch::Tensor, torch::Tensor>& batched_edges(int batch) {
-    if (edges_batch != batch) {
-      std::vector<torch::Tensor> s, d;
-      for (int b = 0; b < batch; ++b) {
-        s.push_back(src1 + static_cast<int64_t>(b) * n);
-        d.push_back(dst1 + static_cast<int64_t>(b) * n);
-      }
-      edges = {torch::cat(s), torch::cat(d)};
-      edges_batch = batch;
-    }
-    return edges;
+    return (use_target ? target : online)->q_values(obs, batch);
   }
 
   double train_batch() {
@@ -356,7 +201,7 @@ struct DqnTrainer::Impl {
     auto loss = torch::huber_loss(q, y, at::Reduction::Mean, cfg.huber_delta);
     optimizer->zero_grad();
     loss.backward();
-    torch::nn::utils::clip_grad_norm_(online().parameters(), cfg.grad_clip_norm);
+    torch::nn::utils::clip_grad_norm_(online->parameters(), cfg.grad_clip_norm);
     optimizer->step();
     ++gradient_steps;
     last_loss = loss.item<double>();
@@ -473,8 +318,8 @@ struct DqnTrainer::Impl {
     const auto acts = replay.actions_storage();
     ar.write("replay_actions",
              torch::from_blob(acts.data(), {static_cast<int64_t>(acts.size())}, torch::kInt16));
-    for (const auto& p : online().named_parameters()) ar.write("online." + p.key(), p.value());
-    for (const auto& p : target().named_parameters()) ar.write("target." + p.key(), p.value());
+    for (const auto& p : online->named_parameters()) ar.write("online." + p.key(), p.value());
+    for (const auto& p : target->named_parameters()) ar.write("target." + p.key(), p.value());
     torch::serialize::OutputArchive opt;
     optimizer->save(opt);
     ar.write("optimizer", opt);
@@ -544,7 +389,7 @@ struct DqnTrainer::Impl {
     read("recent", recent_t);
     std::vector<std::pair<torch::Tensor, torch::Tensor>> params;  // (destination, value)
     for (const char* which : {"online.", "target."}) {
-      auto& net = std::string(which) == "online." ? online() : target();
+      QNetwork& net = std::string(which) == "online." ? *online : *target;
       for (auto& p : net.named_parameters()) {
         torch::Tensor v;
         read(which + p.key(), v);
@@ -635,14 +480,9 @@ struct DqnTrainer::Impl {
   ReplayBuffer replay;
   Rng explore_rng, sample_rng;
   FeatureTracker tracker;
-  MpnnNet online_mpnn{nullptr}, target_mpnn{nullptr};
-  AccNets online_acc{nullptr}, target_acc{nullptr};
+  std::shared_ptr<QNetwork> online, target;
   std::unique_ptr<torch::optim::Adam> optimizer;
-  torch::Tensor src1, dst1;
-  std::pair<torch::Tensor, torch::Tensor> edges;
-  int edges_batch = -1;
-  std::unique_ptr<FastMpnn> fast_mpnn;
-  std::unique_ptr<FastAccNets> fast_acc;
+  std::unique_ptr<EcnPolicy> acting;  // greedy over the online network's exported weights
   std::vector<SwitchEcn> settings;
   std::vector<int> idx;
   std::deque<double> recent;

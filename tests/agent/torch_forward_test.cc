@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "agent/dqn_trainer.h"
 #include "agent/fast_mpnn.h"
@@ -122,6 +123,13 @@ TEST(TorchForward, ExportImportThroughModelFileIsExact) {
     EXPECT_EQ(a.torch_q_values(f.data(), s.data()), b.torch_q_values(f.data(), s.data()));
     std::remove(path.c_str());
   }
+}
+
+TEST(TorchForward, ATrainerOfAnUnknownModelKindIsRefused) {
+  const PortGraph g(test::paper_clos());
+  EXPECT_THROW(
+      DqnTrainer(g, small_config(static_cast<ModelKind>(7), 1), RewardConfig{}, FeatureConfig{}),
+      std::invalid_argument);
 }
 
 }  // namespace
