@@ -1,7 +1,7 @@
-// paced_release.h — the RoCE host's per-QP rate limiter: RoceHost paces each QP's data
-// frames with it (RoceHost::set_qp_rate_bps, nic/host_io.cc), DCQCN sets its rate
-// (fabric/cc/dcqcn_hooks.h) and the DCQCN validation model (tests/dcqcn/bottleneck_sim.cc)
-// paces its senders with it too.
+// paced_release.h — the RoCE host's per-QP rate limiter, the one pacer of the project:
+// RoceHost paces each QP's data frames with it (RoceHost::set_qp_rate_bps, nic/host_io.cc),
+// DCQCN sets its rate (fabric/cc/dcqcn_hooks.h) and the DCQCN validation model
+// (tests/dcqcn/bottleneck_sim.cc) paces its senders with it too.
 //
 // A QP limited to R releases its next data frame no earlier than
 //   release' = max(now, release) + ceil(bytes * 8 * 1e9 / R)   [ns]
