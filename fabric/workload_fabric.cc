@@ -2,14 +2,8 @@
 // bookkeeping (see workload_fabric.h; transport mapping and FCT: workload_job.h).
 #include "fabric/workload_fabric.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <filesystem>
 #include <stdexcept>
 #include <string>
 
@@ -57,7 +51,8 @@ WorkloadFabric::WorkloadFabric(const RunConfig& cfg, const workload::WorkloadCon
       cfg_(cfg),
       wcfg_(wcfg),
       gen_(wcfg, cfg.seed),
-      rec_(workload_size_bins(wcfg)) {
+      rec_(workload_size_bins(wcfg)),
+      regions_(workload_region_bytes(wcfg), opt.sink) {
   const Topology& t = cfg.topology.topology;
   const size_t n = t.nodes().size();
   if (local_ >= static_cast<int32_t>(wcfg.hosts.size()))
@@ -100,15 +95,6 @@ WorkloadFabric::WorkloadFabric(const RunConfig& cfg, const workload::WorkloadCon
     for (size_t i = 0; i < n; ++i)
       if (hosts[i]) cc_of_[i] = cc_[k++].get();
   }
-  const uint64_t region = workload_region_bytes(wcfg);
-  src_buf_.assign(region, 0x5a);
-  if (opt.sink) {
-    sink_ = opt.sink;
-  } else {
-    dst_buf_.assign(region, 0);
-    sink_ = dst_buf_.data();
-  }
-  sink_bytes_ = region;
   failures_.reserve(kMaxFailures);
   connect_mesh();
   if (local_ >= 0 && wcfg.params.op == workload::FlowOp::kSend) prepost_receives();
@@ -283,9 +269,9 @@ void WorkloadFabric::connect_mesh() {
     const auto cqe = static_cast<uint32_t>(std::min<size_t>(2 * hn * max_send, kMaxCqEntries));
     s.send_cq = host.create_cq(cqe);
     s.recv_cq = host.create_cq(cqe);
-    s.src = host.reg_mr_iova(s.pd, src_buf_.data(), src_buf_.size(), kSourceRegionIova,
+    s.src = host.reg_mr_iova(s.pd, regions_.source(), regions_.bytes(), kSourceRegionIova,
                              IBV_ACCESS_LOCAL_WRITE);
-    s.dst = host.reg_mr_iova(s.pd, sink_, sink_bytes_, kSinkRegionIova,
+    s.dst = host.reg_mr_iova(s.pd, regions_.sink(), regions_.bytes(), kSinkRegionIova,
                              IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     if (s.src.lkey == 0 || s.dst.lkey == 0) throw std::runtime_error("workload job: reg_mr failed");
   }
@@ -390,7 +376,7 @@ void WorkloadFabric::prepost_receives() {
 
 void WorkloadFabric::repost_receive(uint32_t h, uint32_t qpn) noexcept {
   nic::RoceHost& host = *hosts_[wcfg_.hosts[h].id];
-  ibv_sge sge{side_[h].dst.addr, static_cast<uint32_t>(sink_bytes_), side_[h].dst.lkey};
+  ibv_sge sge{side_[h].dst.addr, static_cast<uint32_t>(regions_.bytes()), side_[h].dst.lkey};
   ibv_recv_wr wr{};
   wr.wr_id = qpn;
   wr.sg_list = &sge;
@@ -435,7 +421,7 @@ void WorkloadFabric::post(const workload::FlowSpec& f, uint32_t a, uint32_t b, P
     // In-process: the receive is posted at the destination at the same instant. A per-host
     // process keeps receives posted on its responder QPs instead (prepost_receives).
     nic::RoceHost& hb = *hosts_[wcfg_.hosts[b].id];
-    ibv_sge rsge{side_[b].dst.addr, static_cast<uint32_t>(sink_bytes_), side_[b].dst.lkey};
+    ibv_sge rsge{side_[b].dst.addr, static_cast<uint32_t>(regions_.bytes()), side_[b].dst.lkey};
     ibv_recv_wr rwr{};
     rwr.wr_id = f.id;
     rwr.sg_list = &rsge;
@@ -481,30 +467,6 @@ void WorkloadHostNode::on_timer(TimeNs now) noexcept {
   f_.start_due(index_, now);
   host_.on_timer(now);
   f_.reap(index_, now);
-}
-
-uint8_t* map_shared_sink_region(uint64_t bytes) {
-  const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  const uint64_t len = (bytes + page - 1) / page * page;
-  void* want = reinterpret_cast<void*>(kSharedSinkAddress);
-  void* p = ::mmap(want, len, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-  if (p == MAP_FAILED || p != want) {
-    const int err = errno;
-    if (p != MAP_FAILED) ::munmap(p, len);
-    char addr[32];
-    std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(kSharedSinkAddress));
-    throw std::runtime_error(
-        std::string("cannot map the ") + std::to_string(len) + "-byte sink region at " + addr +
-        ": " + (p == MAP_FAILED ? std::strerror(err) : "kernel chose another address"));
-  }
-  return static_cast<uint8_t*>(p);
-}
-
-void unmap_shared_sink_region(uint8_t* p, uint64_t bytes) noexcept {
-  if (!p) return;
-  const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  ::munmap(p, (bytes + page - 1) / page * page);
 }
 
 }  // namespace rocemu::fabric

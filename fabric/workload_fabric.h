@@ -11,7 +11,7 @@
 // others are replicas that never touch a port), replays the same plan, and so knows its
 // peers' QPNs, PSNs and rkeys without exchanging anything. The only process-dependent value,
 // the sink region's virtual address (the RDMA WRITE target), is made equal in every process
-// by mapping the sink at a fixed address (map_shared_sink_region). See the file comment of
+// by mapping the sink at a fixed address (workload_sink.h). See the file comment of
 // workload_job.h for the transport mapping and the FCT definition. Units: ns, bytes, bps.
 #pragma once
 
@@ -27,6 +27,7 @@
 #include "fabric/workload/fct.h"
 #include "fabric/workload/flow_generator.h"
 #include "fabric/workload_job.h"
+#include "fabric/workload_sink.h"
 #include "nic/roce_host.h"
 #include "switchsw/soft_switch.h"
 
@@ -199,9 +200,7 @@ class WorkloadFabric {
   std::vector<HostSide> side_;
   std::vector<Pair> pairs_;                            // [src host index * hosts + dst host index]
   std::unordered_map<uint64_t, Posted> posted_flows_;  // by flow id
-  std::vector<uint8_t> src_buf_, dst_buf_;
-  uint8_t* sink_ = nullptr;  // the sink region (dst_buf_ or the shared mapping)
-  uint64_t sink_bytes_ = 0;
+  WorkloadRegions regions_;  // the source and the sink (private, or the shared mapping)
   std::vector<std::unique_ptr<WorkloadHostNode>> wrappers_;  // the engine's host nodes
   std::vector<std::deque<workload::FlowSpec>> due_;          // per host: pulled, not yet started
   std::vector<FlowFailure> failures_;                        // reserved kMaxFailures
@@ -210,13 +209,5 @@ class WorkloadFabric {
   uint64_t pulled_ = 0, started_ = 0, posted_ = 0, failed_ = 0, waiting_ = 0;
   uint64_t qps_connected_ = 0;
 };
-
-/// The sink region of a per-host process: `bytes` (rounded up to pages) mapped read-write at
-/// kSharedSinkAddress, so it has the same virtual address in every process of a run (the
-/// RDMA WRITE target peers compute without asking). Throws std::runtime_error if that range
-/// is taken. unmap_shared_sink_region releases it.
-uint8_t* map_shared_sink_region(uint64_t bytes);
-void unmap_shared_sink_region(uint8_t* p, uint64_t bytes) noexcept;
-inline constexpr uint64_t kSharedSinkAddress = 0x3f0000000000ull;
 
 }  // namespace rocemu::fabric
