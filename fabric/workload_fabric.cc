@@ -50,7 +50,7 @@ WorkloadFabric::WorkloadFabric(const RunConfig& cfg, const workload::WorkloadCon
       local_(opt.local_host),
       cfg_(cfg),
       wcfg_(wcfg),
-      gen_(wcfg, cfg.seed),
+      starts_(wcfg, cfg.seed, cfg.topology.topology.nodes().size(), opt.local_host),
       rec_(workload_size_bins(wcfg)),
       regions_(workload_region_bytes(wcfg), opt.sink) {
   const Topology& t = cfg.topology.topology;
@@ -98,7 +98,6 @@ WorkloadFabric::WorkloadFabric(const RunConfig& cfg, const workload::WorkloadCon
   failures_.reserve(kMaxFailures);
   connect_mesh();
   if (local_ >= 0 && wcfg.params.op == workload::FlowOp::kSend) prepost_receives();
-  due_.resize(wcfg.hosts.size());
   for (size_t h = 0; h < wcfg.hosts.size(); ++h) {
     if (!is_local(h)) continue;
     wrappers_.push_back(std::make_unique<WorkloadHostNode>(*this, *hosts_[wcfg.hosts[h].id],
@@ -109,26 +108,9 @@ WorkloadFabric::WorkloadFabric(const RunConfig& cfg, const workload::WorkloadCon
 
 WorkloadFabric::~WorkloadFabric() = default;
 
-void WorkloadFabric::pull(TimeNs now, TimeNs lookahead_ns) {
-  if (origin_ns_ < 0) origin_ns_ = now;
-  workload::FlowSpec f;
-  while (gen_.next_deadline() != kNever && gen_.next_deadline() + origin_ns_ < now + lookahead_ns &&
-         gen_.next(f)) {
-    f.start_ns += origin_ns_;
-    last_start_ns_ = f.start_ns;
-    const auto h = static_cast<size_t>(host_index_[f.src]);
-    if (!is_local(h)) continue;
-    due_[h].push_back(f);
-    ++pulled_;
-  }
-}
-
 void WorkloadFabric::start_due(uint32_t h, TimeNs now) noexcept {
-  auto& q = due_[h];
-  while (!q.empty() && q.front().start_ns <= now) {
-    start_flow(q.front());
-    q.pop_front();
-  }
+  workload::FlowSpec f;
+  while (starts_.pop_due(h, now, f)) start_flow(f);
 }
 
 void WorkloadFabric::reap(uint32_t h, TimeNs now) noexcept {

@@ -26,6 +26,7 @@
 #include "fabric/run_config.h"
 #include "fabric/workload/fct.h"
 #include "fabric/workload/flow_generator.h"
+#include "fabric/workload/start_queue.h"
 #include "fabric/workload_job.h"
 #include "fabric/workload_sink.h"
 #include "nic/roce_host.h"
@@ -96,29 +97,25 @@ class WorkloadFabric {
   uint64_t flows_finished() const { return rec_.stats().records().size(); }
   /// Every (local) flow generated, started, posted and completed (successfully or not).
   bool done() const {
-    return gen_.next_deadline() == kNever && pulled_ == started_ && rec_.in_flight() == 0 &&
+    return starts_.exhausted() && starts_.pulled() == started_ && rec_.in_flight() == 0 &&
            waiting_ == 0;
   }
   /// Like done(), but a flow the NIC refused to post (its QP in error) also counts as over:
   /// nothing of this host's is left at the NIC or waiting.
   bool settled() const {
-    return gen_.next_deadline() == kNever && pulled_ == started_ && posted_flows_.empty() &&
+    return starts_.exhausted() && starts_.pulled() == started_ && posted_flows_.empty() &&
            waiting_ == 0;
   }
   /// Start time (engine time) of the workload's last flow, any host; valid once the
   /// generator is exhausted (kNever before).
-  TimeNs last_start_ns() const noexcept {
-    return gen_.next_deadline() == kNever ? last_start_ns_ : kNever;
-  }
+  TimeNs last_start_ns() const noexcept { return starts_.last_start_ns(); }
 
   /// Moves every flow starting before now + lookahead_ns from the generator into its source
   /// host's FIFO (local mode: flows of other hosts are dropped). The first call fixes the
   /// workload's time origin at `now` and every start_ns is shifted by it.
-  void pull(TimeNs now, TimeNs lookahead_ns);
+  void pull(TimeNs now, TimeNs lookahead_ns) { starts_.pull(now, lookahead_ns); }
   /// Start time of host h's next flow not yet started.
-  TimeNs next_start(uint32_t h) const noexcept {
-    return due_[h].empty() ? kNever : due_[h].front().start_ns;
-  }
+  TimeNs next_start(uint32_t h) const noexcept { return starts_.next_start(h); }
   /// Inside a node call of host h at `now`: start its due flows.
   void start_due(uint32_t h, TimeNs now) noexcept;
   /// Inside a node call of host h at `now`: record its completions; a completion frees a
@@ -189,7 +186,7 @@ class WorkloadFabric {
   int32_t local_;   // WorkloadFabricOptions::local_host
   const RunConfig& cfg_;
   const workload::WorkloadConfig& wcfg_;
-  workload::WorkloadGenerator gen_;
+  workload::StartQueue starts_;  // generator -> per-host FIFOs until each flow's start
   workload::FctRecorder rec_;
   std::vector<Node*> nodes_;
   std::vector<std::unique_ptr<sw::SoftSwitch>> switches_;
@@ -202,11 +199,8 @@ class WorkloadFabric {
   std::unordered_map<uint64_t, Posted> posted_flows_;  // by flow id
   WorkloadRegions regions_;  // the source and the sink (private, or the shared mapping)
   std::vector<std::unique_ptr<WorkloadHostNode>> wrappers_;  // the engine's host nodes
-  std::vector<std::deque<workload::FlowSpec>> due_;          // per host: pulled, not yet started
   std::vector<FlowFailure> failures_;                        // reserved kMaxFailures
-  TimeNs origin_ns_ = -1;  // engine time of workload time 0 (set by the first pull)
-  TimeNs last_start_ns_ = kNever;
-  uint64_t pulled_ = 0, started_ = 0, posted_ = 0, failed_ = 0, waiting_ = 0;
+  uint64_t started_ = 0, posted_ = 0, failed_ = 0, waiting_ = 0;
   uint64_t qps_connected_ = 0;
 };
 

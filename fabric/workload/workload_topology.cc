@@ -30,4 +30,10 @@ IdealFctParams ideal_fct_params(const Topology& topo, uint32_t src, uint32_t dst
   return p;
 }
 
+std::vector<int32_t> host_index_by_node(const std::vector<HostSpec>& hosts, size_t num_nodes) {
+  std::vector<int32_t> index(num_nodes, -1);
+  for (size_t h = 0; h < hosts.size(); ++h) index.at(hosts[h].id) = static_cast<int32_t>(h);
+  return index;
+}
+
 }  // namespace rocemu::workload

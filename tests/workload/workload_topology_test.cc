@@ -1,8 +1,10 @@
-// workload_topology_test.cc — hosts and ideal-FCT parameters taken from a topology, and
-// the FctRecorder that pairs flow starts with completions.
+// workload_topology_test.cc — hosts, the node -> host index and ideal-FCT parameters taken
+// from a topology, and the FctRecorder that pairs flow starts with completions.
 #include "fabric/workload/workload_topology.h"
 
 #include <gtest/gtest.h>
+
+#include <vector>
 
 namespace rocemu::workload {
 namespace {
@@ -46,6 +48,14 @@ TEST(WorkloadTopology, IdealParamsUseTwicePathDelayAndTheSlowestLink) {
   EXPECT_TRUE(q.count_fcs);
   const IdealFctParams none = ideal_fct_params(t, 0, 0, 1024);
   EXPECT_EQ(ideal_fct_ns(1000, FlowOp::kWrite, none), 0) << "no path: no ideal, slowdown 1";
+}
+
+TEST(WorkloadTopology, HostIndexByNodeMapsEveryHostAndNothingElse) {
+  EXPECT_EQ(host_index_by_node(hosts_from_topology(two_switches()), 5),
+            (std::vector<int32_t>{0, 1, 2, -1, -1}));
+  // Ids in any order, with gaps.
+  const std::vector<HostSpec> hosts{{7, 1}, {2, 1}, {4, 1}};
+  EXPECT_EQ(host_index_by_node(hosts, 8), (std::vector<int32_t>{-1, -1, 1, -1, 2, -1, -1, 0}));
 }
 
 TEST(FctRecorder, PairsStartsWithFinishesAndCountsTheRest) {
