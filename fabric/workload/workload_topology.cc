@@ -36,4 +36,15 @@ std::vector<int32_t> host_index_by_node(const std::vector<HostSpec>& hosts, size
   return index;
 }
 
+std::vector<IdealFctParams> ideal_fct_table(const Topology& topo,
+                                            const std::vector<HostSpec>& hosts,
+                                            uint32_t mtu_bytes) {
+  const size_t n = hosts.size();
+  std::vector<IdealFctParams> table(n * n);
+  for (size_t a = 0; a < n; ++a)
+    for (size_t b = 0; b < n; ++b)
+      if (a != b) table[a * n + b] = ideal_fct_params(topo, hosts[a].id, hosts[b].id, mtu_bytes);
+  return table;
+}
+
 }  // namespace rocemu::workload

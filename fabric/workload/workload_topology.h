@@ -29,4 +29,9 @@ IdealFctParams ideal_fct_params(const Topology& topo, uint32_t src, uint32_t dst
 /// Every host id must be below num_nodes.
 std::vector<int32_t> host_index_by_node(const std::vector<HostSpec>& hosts, size_t num_nodes);
 
+/// ideal_fct_params of every ordered pair of `hosts`, at [a * hosts.size() + b] for host
+/// indices a != b (default parameters where a == b).
+std::vector<IdealFctParams> ideal_fct_table(const Topology& topo,
+                                            const std::vector<HostSpec>& hosts, uint32_t mtu_bytes);
+
 }  // namespace rocemu::workload
