@@ -67,6 +67,11 @@ void ConfigReader::error(std::string_view key, std::string reason) {
                n ? line_of(*n) : line());
 }
 
+void ConfigReader::removed(std::string_view key, std::string_view why) {
+  const toml::node* n = get(key);  // read: finish() does not call it unknown too
+  if (n) errors_->add(key_path(key), show(*n), "key removed: " + std::string(why), line_of(*n));
+}
+
 int64_t ConfigReader::integer(std::string_view key, int64_t def, int64_t min, int64_t max) {
   const toml::node* n = get(key);
   if (!n) return def;

@@ -69,6 +69,9 @@ class ConfigReader {
 
   /// Records an error for `key` of this table (for cross-field checks).
   void error(std::string_view key, std::string reason);
+  /// A key this table no longer has: if present, an error `path=value: key removed: why`
+  /// (instead of "unknown key", so an old file is told what happened to it).
+  void removed(std::string_view key, std::string_view why);
   /// Reports every key of this table that no getter read as unknown.
   void finish();
 

@@ -1,11 +1,12 @@
 // workload_job.cc — drives a WorkloadFabric (workload_fabric.h: SoftSwitch per switch,
-// RoceHost per host, the deterministic QP plan) in one engine. Each RoceHost is attached to
-// the engine through a WorkloadHostNode that forwards every Node call and, in the same call,
-// posts the host's flows whose start time has come (its next_deadline() includes the next
-// start) and reaps its completions (so a flow's finish is the engine time of the rx that
-// completed it, exact in virtual time). A periodic callback every queue_sample_ns pulls
-// flows from the generator into per-host FIFOs one lookahead ahead, samples switch queues
-// and prints progress. Transport mapping and FCT definition: workload_job.h.
+// RoceHost per host, the deterministic QP plan of workload_qp_plan.h) in one engine. Each
+// RoceHost is attached to the engine through a WorkloadHostNode that forwards every Node
+// call and, in the same call, posts the host's flows whose start time has come (its
+// next_deadline() includes the next start) and reaps its completions (so a flow's finish is
+// the engine time of the rx that completed it, exact in virtual time). A periodic callback
+// every queue_sample_ns pulls flows from the generator into per-host FIFOs one lookahead
+// ahead, samples switch queues and prints progress. Transport mapping and FCT definition:
+// workload_job.h.
 #include "fabric/workload_job.h"
 
 #include <rte_errno.h>

@@ -5,17 +5,19 @@
 // Transport mapping: one RC QP per ordered host pair (src -> dst), created and connected
 // before time 0; each flow is one RDMA WRITE (or one SEND, with a matching receive posted
 // at the destination at the same instant) of its size on the pair's QP. Flows of one pair
-// run in start order: at most kMaxOutstandingPerQp work requests are posted per QP, the rest
-// wait in a per-pair FIFO. Every host registers one source region and one sink region, both
-// the largest flow's size; all hosts share the same two buffers (the payload is not
-// verified, only timed). A flow is posted in the source host's node call at its start time
-// (the host's next_deadline() includes it); FCT = the engine time of the node call that
-// produced the requester's completion minus the flow's start time (exact in virtual time).
-// In real time the workload's time 0 is the engine time at which the run starts, and the
-// records' start/finish times are engine times (shifted by that origin).
+// run in start order: at most LaneScheduler::kMaxOutstandingPerLane (32) work requests are
+// posted per QP, the rest wait in a per-pair FIFO (fabric/workload/lane_scheduler.h). Every
+// host registers one source region and one sink region, both the largest flow's size; all
+// hosts share the same two buffers (the payload is not verified, only timed). A flow is
+// posted in the source host's node call at its start time (the host's next_deadline()
+// includes it); FCT = the engine time of the node call that produced the requester's
+// completion minus the flow's start time (exact in virtual time). In real time the
+// workload's time 0 is the engine time at which the run starts, and the records'
+// start/finish times are engine times (shifted by that origin).
 //
-// The nodes, the QP plan and the flow bookkeeping are WorkloadFabric's (workload_fabric.h),
-// which also runs one host per process (apps/host, rocemu-host) with the same plan.
+// The nodes, the QP plan and the flow bookkeeping are WorkloadFabric's (workload_fabric.h:
+// a facade over one part per concern), which also runs one host per process (apps/host,
+// rocemu-host) with the same plan.
 //
 // Result files hold engine-time values only, so two virtual-time runs with one seed write
 // byte-identical files; wall time and events per second go to stdout. Units: ns, bytes, bps.
@@ -29,6 +31,7 @@
 #include "fabric/ecn_controller.h"
 #include "fabric/run_config.h"
 #include "fabric/workload/fct.h"
+#include "fabric/workload/flow.h"
 
 namespace rocemu::fabric {
 
@@ -41,12 +44,8 @@ struct WorkloadRunOptions {
 };
 
 /// One failed flow (a completion with an error status, or a post the NIC refused), for the
-/// error report and failures.csv.
-struct FlowFailure {
-  workload::FlowSpec flow;
-  std::string src, dst;  // host names
-  int status = 0;        // ibv_wc_status; -1: the NIC refused the post (no completion)
-};
+/// error report and failures.csv (fabric/workload/flow.h).
+using FlowFailure = workload::FlowFailure;
 
 /// PFC seen by the run: what switches sent and NICs obeyed, and the watchdogs' storms.
 struct PfcTotals {

@@ -1,8 +1,8 @@
 // cc_hooks.h — where congestion control (DCQCN, nic/dcqcn) plugs into the RoCE endpoint.
 //
 // The endpoint implements no congestion control itself. It offers: a per-QP rate limiter
-// (RoceHost::set_qp_rate_bps; the next data packet of a QP may leave at
-// max(now, previous release + serialisation of the previous packet at that rate), and
+// (RoceHost::set_qp_rate_bps, paced_release.h; the next data packet of a QP may leave at
+// max(now, previous release) + serialisation of the previous packet at that rate, and
 // next_deadline() reports the release time), and these event hooks. DCQCN maps onto them:
 // the NP decides in on_ce_marked() whether to answer a CE-marked arrival with a CNP (annex
 // A17.9.3); the RP hears on_cnp() and on_data_sent() and sets the QP rate; its timers run

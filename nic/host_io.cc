@@ -1,8 +1,9 @@
 // host_io.cc — RoceHost as a Node: receive bursts, transmit scheduling, PFC obedience and
 // timers. Transmit order when the wire is free: ACK/NAK/CNP (control priority) first, then
 // data round-robin over QPs (each QP's pending READ responses before its own requests),
-// skipping QPs held by their pacer or an RNR wait and priorities paused by PFC (802.1Qbb:
-// a pause of `quanta` lasts quanta x 512 bit times at the link rate; quanta 0 resumes).
+// skipping QPs held by their rate limiter (paced_release.h) or an RNR wait and priorities
+// paused by PFC (802.1Qbb: a pause of `quanta` lasts quanta x 512 bit times at the link
+// rate; quanta 0 resumes).
 // The engine calls next_deadline() after every rx/tx/on_timer, so nothing here scans every
 // QP per call: a QP something touched is re-examined (touch), the loops visit only the
 // candidate bits in the order a full scan would, and the deadline is a MinTree over QPs.
@@ -13,6 +14,7 @@
 #include <cassert>
 #include <cstdio>
 
+#include "nic/paced_release.h"
 #include "nic/psn.h"
 #include "nic/roce_host.h"
 
@@ -174,7 +176,7 @@ rte_mbuf* RoceHost::tx(uint16_t /*port*/, TimeNs now) noexcept {
   const auto try_data = [&](uint32_t i) noexcept {
     Qp& qp = *qps_[i];
     if (pause_.paused(qp.data_priority, now)) return;
-    if (qp.rate_bps != 0 && qp.next_tx_ns > now) return;
+    if (pacing_holds(qp.rate_bps, qp.next_tx_ns, now)) return;
     if (!qp.reads.empty() && (qp.state == IBV_QPS_RTS || qp.state == IBV_QPS_RTR)) {
       wanted = true;
       m = responder_read_next(qp);
@@ -189,8 +191,7 @@ rte_mbuf* RoceHost::tx(uint16_t /*port*/, TimeNs now) noexcept {
     if (m) {
       rr_next_ = (i + 1) % nq;
       const uint32_t bytes = rte_pktmbuf_pkt_len(m);
-      if (qp.rate_bps != 0)
-        qp.next_tx_ns = std::max(now, qp.next_tx_ns) + serialization_ns(bytes, qp.rate_bps);
+      qp.next_tx_ns = paced_release_ns(qp.next_tx_ns, now, bytes, qp.rate_bps);
       if (hooks_) hooks_->on_data_sent(qp.qpn, bytes, now);
     }
   };

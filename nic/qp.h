@@ -168,10 +168,10 @@ struct Qp {
   bool rewound_at_una = false;   // a go-back-N to una_psn already happened
   bool rearm_on_send = false;    // restart the ACK timer with the next packet sent
   uint32_t recovery_window = 0;  // after a timeout: PSN window, doubled per progress; 0 = off
-  uint64_t rate_bps = 0;         // 0 = unlimited
+  uint64_t rate_bps = 0;         // data rate limit (paced_release.h); 0 = unlimited
   uint64_t window_bytes = 0;     // in-flight payload bytes allowed (DCQCN window; 0 = none)
   uint64_t next_wqe_byte = 0;    // payload bytes of every WQE started so far
-  TimeNs next_tx_ns = 0;
+  TimeNs next_tx_ns = 0;         // earliest release of the next data frame (paced_release.h)
   FrameTemplate data_tmpl, ctl_tmpl;
   uint8_t data_priority = 3, ctl_priority = 6;
 

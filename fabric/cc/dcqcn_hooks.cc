@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "common/config.h"
+#include "nic/paced_release.h"
 #include "nic/roce_host.h"
 
 namespace rocemu::fabric {
@@ -37,8 +38,7 @@ void DcqcnHooks::push_rate(uint32_t s) noexcept {
   const auto r = static_cast<uint64_t>(port_.rp(s).rate_bps());
   if (r == pushed_bps_[s]) return;
   pushed_bps_[s] = r;
-  // At line rate the limiter would only repeat the wire's own serialisation: lift it.
-  host_->set_qp_rate_bps(host_->qpn_of_slot(s), r >= cfg_.line_rate_bps ? 0 : r);
+  host_->set_qp_rate_bps(host_->qpn_of_slot(s), nic::limiter_rate_bps(r, cfg_.line_rate_bps));
 }
 
 void DcqcnHooks::reset_qp(uint32_t qpn) noexcept {

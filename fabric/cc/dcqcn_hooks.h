@@ -4,10 +4,10 @@
 //
 // DCQCN, Zhu et al., SIGCOMM 2015, section 3: NP = on_ce_marked (at most one CNP per flow
 // per cnp_interval, IBTA annex A17.9.3), RP = on_cnp / on_data_sent (byte counter) / timers.
-// The pacing itself is the host's limiter (the next data frame of a QP leaves at
-// max(now, previous release + serialisation at R_C)); DcqcnPort's own pacer/scheduler is not
-// used here (the host schedules its QPs round-robin). The window (window_kb) is put on the
-// host as its per-QP in-flight cap (RoceHost::set_window_bytes).
+// The pacing itself is the host's limiter (nic/paced_release.h: the next data frame of a QP
+// leaves at max(now, previous release) + its serialisation at R_C; lifted at line rate), and
+// the host schedules its QPs round-robin. The window (window_kb) is put on the host as its
+// per-QP in-flight cap (RoceHost::set_window_bytes).
 // QP slots: qpn - first_qpn, for qpn in [first_qpn, first_qpn + max_qps); QPs beyond are
 // left uncontrolled (counted). Units: ns, bytes, bit/s. One owner: the host's thread.
 #pragma once

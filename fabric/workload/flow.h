@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "common/time_ns.h"
 
@@ -31,6 +32,14 @@ struct FlowSpec {
   FlowOp op = FlowOp::kWrite;
   uint32_t incast = kNotIncast;  // incast event number, or kNotIncast for background flows
   bool operator==(const FlowSpec&) const = default;
+};
+
+/// One failed flow: a requester completion with an error status, or a post the NIC refused.
+/// Kept by the lane scheduler (lane_scheduler.h) and reported in failures.csv.
+struct FlowFailure {
+  FlowSpec flow;         // id, src, dst and size_bytes are set
+  std::string src, dst;  // host names (filled in by whoever knows them: the run's result)
+  int status = 0;        // ibv_wc_status of the completion; -1: the NIC refused the post
 };
 
 }  // namespace rocemu::workload

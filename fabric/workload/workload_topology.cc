@@ -30,4 +30,21 @@ IdealFctParams ideal_fct_params(const Topology& topo, uint32_t src, uint32_t dst
   return p;
 }
 
+std::vector<int32_t> host_index_by_node(const std::vector<HostSpec>& hosts, size_t num_nodes) {
+  std::vector<int32_t> index(num_nodes, -1);
+  for (size_t h = 0; h < hosts.size(); ++h) index.at(hosts[h].id) = static_cast<int32_t>(h);
+  return index;
+}
+
+std::vector<IdealFctParams> ideal_fct_table(const Topology& topo,
+                                            const std::vector<HostSpec>& hosts,
+                                            uint32_t mtu_bytes) {
+  const size_t n = hosts.size();
+  std::vector<IdealFctParams> table(n * n);
+  for (size_t a = 0; a < n; ++a)
+    for (size_t b = 0; b < n; ++b)
+      if (a != b) table[a * n + b] = ideal_fct_params(topo, hosts[a].id, hosts[b].id, mtu_bytes);
+  return table;
+}
+
 }  // namespace rocemu::workload

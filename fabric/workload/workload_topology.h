@@ -1,5 +1,6 @@
 // workload_topology.h — what the workload needs from the topology: the hosts with their
-// access-link rates (for the load definition) and each pair's ideal-FCT parameters.
+// access-link rates (for the load definition), which node is which host, and each pair's
+// ideal-FCT parameters.
 //
 // Base RTT of a pair = 2 x the propagation delay of the shortest path (Topology::path_info);
 // the bottleneck is the slowest link on that path. See docs/workloads.md. Units: ns, bps.
@@ -23,5 +24,14 @@ std::vector<HostSpec> hosts_from_topology(const Topology& topo);
 /// propagation delay, bottleneck = slowest link on the path (0 when unreachable).
 IdealFctParams ideal_fct_params(const Topology& topo, uint32_t src, uint32_t dst,
                                 uint32_t mtu_bytes, bool count_fcs = false);
+
+/// For every node id in [0, num_nodes): its index in `hosts`, or -1 if it is no host there.
+/// Every host id must be below num_nodes.
+std::vector<int32_t> host_index_by_node(const std::vector<HostSpec>& hosts, size_t num_nodes);
+
+/// ideal_fct_params of every ordered pair of `hosts`, at [a * hosts.size() + b] for host
+/// indices a != b (default parameters where a == b).
+std::vector<IdealFctParams> ideal_fct_table(const Topology& topo,
+                                            const std::vector<HostSpec>& hosts, uint32_t mtu_bytes);
 
 }  // namespace rocemu::workload

@@ -40,8 +40,11 @@ DcqcnParams parse_dcqcn_params(ConfigReader& r) {
   p.min_rate_mbps = r.number("min_rate_mbps", d.min_rate_mbps, 0.1, kMaxRateMbps);
   p.rate_reference_gbps = r.number("rate_reference_gbps", d.rate_reference_gbps, 0.0, 1e4);
   p.clamp_target_rate = r.boolean("clamp_target_rate", d.clamp_target_rate);
-  p.pacer_burst_kb = r.integer("pacer_burst_kb", d.pacer_burst_kb, 0, 1024);
   p.window_kb = r.integer("window_kb", d.window_kb, 0, int64_t{1} << 20);
+  r.removed("pacer_burst_kb",
+            "it set the credit of a DCQCN pacer that no run used; every QP is paced by the "
+            "RoCE host's rate limiter, which banks no credit (docs/dcqcn.md, Pacing): "
+            "delete the line");
 
   if (p.rate_hai_mbps < p.rate_ai_mbps) {
     std::ostringstream os;
@@ -86,7 +89,6 @@ DcqcnConfig make_dcqcn_config(const DcqcnParams& p, uint64_t line_rate_bps) {
   c.rate_hai_bps = p.rate_hai_mbps * static_cast<double>(kBpsPerMbps) * scale;
   c.min_rate_bps = min_rate_bps;
   c.clamp_target_rate = p.clamp_target_rate;
-  c.pacer_burst_bytes = static_cast<uint64_t>(p.pacer_burst_kb) * 1024;
   c.window_bytes = static_cast<uint64_t>(p.window_kb) * 1024;
   return c;
 }

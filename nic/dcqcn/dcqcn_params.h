@@ -51,10 +51,8 @@ struct DcqcnParams {
   double rate_reference_gbps = 0;         // > 0: R_AI, R_HAI scaled by line_rate / reference
   bool clamp_target_rate = true;          // R_T = R_C on every cut (false: not on a cut that
                                           // follows a cut before any timer stage, as ConnectX)
-  // Pacer and optional window.
-  int64_t pacer_burst_kb = 0;  // credit a QP may bank while idle or polled late (0: one
-                               // MTU frame is still always allowed, see Pacer)
-  int64_t window_kb = 0;       // in-flight byte limit (0: no window)
+  // Optional window, enforced by the RoCE host (RoceHost::set_window_bytes).
+  int64_t window_kb = 0;  // in-flight byte limit (0: no window)
 };
 
 /// Validated configuration for one NIC port of `line_rate_bps`; rates are bit/s.
@@ -75,13 +73,12 @@ struct DcqcnConfig {
   double rate_hai_bps = 0;
   double min_rate_bps = 0;
   bool clamp_target_rate = true;
-  uint64_t pacer_burst_bytes = 0;
   uint64_t window_bytes = 0;
 };
 
 /// Reads every key of the `[dcqcn]` table behind `r` (absent keys keep their defaults) and
-/// records every problem (type, range, unknown key, cross-field) in r.errors(). Calls
-/// r.finish(). Setup time only.
+/// records every problem (type, range, unknown or removed key, cross-field) in r.errors().
+/// Calls r.finish(). Setup time only.
 DcqcnParams parse_dcqcn_params(ConfigReader& r);
 
 /// Builds the Config for a port of `line_rate_bps`, scaling R_AI/R_HAI when

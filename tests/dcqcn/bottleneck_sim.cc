@@ -7,9 +7,9 @@
 
 #include "common/rng.h"
 #include "nic/dcqcn/np.h"
-#include "nic/dcqcn/pacer.h"
 #include "nic/dcqcn/rate_csv.h"
 #include "nic/dcqcn/rp.h"
+#include "nic/paced_release.h"
 
 namespace rocemu::dcqcn::test {
 
@@ -30,19 +30,17 @@ class Model {
  public:
   explicit Model(const BottleneckScenario& s)
       : s_(s),
-        pacer_(s.flows, s.cfg.line_rate_bps, s.cfg.pacer_burst_bytes),
         np_(s.cfg.cnp_interval_ns),
         rng_(s.seed, "bottleneck-red"),
         np_flows_(s.flows),
+        limit_bps_(s.flows, 0),
+        release_ns_(s.flows, 0),
         nic_free_(s.flows, 0),
         send_gen_(s.flows, 0),
         timer_gen_(s.flows, 0),
         delivered_(s.flows, 0) {
     rps_.reserve(s.flows);
-    for (uint32_t i = 0; i < s.flows; ++i) {
-      rps_.emplace_back(s_.cfg);
-      pacer_.set_active(i, true);
-    }
+    for (uint32_t i = 0; i < s.flows; ++i) rps_.emplace_back(s_.cfg);
   }
 
   BottleneckResult run() {
@@ -89,7 +87,8 @@ class Model {
   }
 
   void schedule_send(uint32_t i, TimeNs now) {
-    const TimeNs t = std::max({pacer_.next_eligible_ns(i), nic_free_[i], now});
+    TimeNs t = std::max(nic_free_[i], now);
+    if (nic::pacing_holds(limit_bps_[i], release_ns_[i], t)) t = release_ns_[i];
     push(t, Ev::kSend, i, ++send_gen_[i]);
   }
 
@@ -99,20 +98,24 @@ class Model {
     if (d != kNever) push(d, Ev::kRpTimer, i, timer_gen_[i]);
   }
 
-  void apply_rate(uint32_t i, TimeNs t) {
-    pacer_.set_rate(i, static_cast<uint64_t>(rps_[i].rate_bps()), t);
+  // The rate DcqcnHooks hands the host's limiter: R_C in whole bit/s, lifted at line rate.
+  void apply_rate(uint32_t i) {
+    limit_bps_[i] =
+        nic::limiter_rate_bps(static_cast<uint64_t>(rps_[i].rate_bps()), s_.cfg.line_rate_bps);
   }
 
   void on_send(uint32_t i, TimeNs t) {
     rps_[i].on_timer(t);
-    apply_rate(i, t);
-    if (!pacer_.may_send(i, t) || t < nic_free_[i]) {
+    apply_rate(i);
+    if (nic::pacing_holds(limit_bps_[i], release_ns_[i], t) || t < nic_free_[i]) {
       schedule_send(i, t);
       return;
     }
-    pacer_.on_sent(i, s_.frame_bytes, t);
+    // As RoceHost::tx: the release time at the rate in force, then the RP's byte counter
+    // (DcqcnHooks::on_data_sent), whose new rate applies from the next frame on.
+    release_ns_[i] = nic::paced_release_ns(release_ns_[i], t, s_.frame_bytes, limit_bps_[i]);
     rps_[i].on_bytes_sent(s_.frame_bytes, t);
-    apply_rate(i, t);
+    apply_rate(i);
     const TimeNs wire_ns = serialization_ns(s_.frame_bytes, s_.cfg.line_rate_bps);
     nic_free_[i] = t + wire_ns;
     push(t + wire_ns + s_.prop_ns, Ev::kArrive, i, 0);
@@ -126,7 +129,7 @@ class Model {
     } else {
       rps_[i].on_timer(t);
     }
-    apply_rate(i, t);
+    apply_rate(i);
     schedule_send(i, t);
     schedule_timer(i);
   }
@@ -207,10 +210,11 @@ class Model {
 
   const BottleneckScenario& s_;
   std::vector<DcqcnRp> rps_;
-  Pacer pacer_;
   Np np_;
   Rng rng_;
   std::vector<NpFlow> np_flows_;
+  std::vector<uint64_t> limit_bps_;  // the host limiter's rate per sender (0: none)
+  std::vector<TimeNs> release_ns_;   // its next release time (nic/paced_release.h)
   std::vector<TimeNs> nic_free_;
   std::vector<uint64_t> send_gen_, timer_gen_;
   std::vector<uint64_t> delivered_;

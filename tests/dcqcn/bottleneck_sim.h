@@ -3,10 +3,13 @@
 // 2015, section 4: at the fixed point every flow gets C/N and the queue sits where the RED
 // marking probability balances rate increase and decrease).
 //
-// Each sender has its own NIC (line rate nic_bps) and paces 1 frame at a time at its RP's
-// R_C. Frames reach the bottleneck FIFO after prop_ns; the FIFO drains at bottleneck_bps;
-// at dequeue, RED-ECN marks with p(q) = 0 (q <= Kmin), Pmax (q - Kmin)/(Kmax - Kmin)
-// (Kmin < q <= Kmax), 1 (q > Kmax) on the instantaneous queue q including the frame.
+// Each sender has its own NIC (line rate cfg.line_rate_bps) and paces its frames as the
+// RoCE host does, with the host's limiter (nic/paced_release.h) at the rate DcqcnHooks
+// hands it: a frame leaves at max(now, previous release) + its serialisation at R_C (no
+// limit at line rate, no banked credit) and once the NIC's wire is free. Frames reach the
+// bottleneck FIFO after prop_ns; the FIFO drains at bottleneck_bps; at dequeue, RED-ECN
+// marks with p(q) = 0 (q <= Kmin), Pmax (q - Kmin)/(Kmax - Kmin) (Kmin < q <= Kmax),
+// 1 (q > Kmax) on the instantaneous queue q including the frame.
 // A marked frame reaches the receiver's NP feedback_ns/2 later; a CNP it sends reaches the
 // RP another feedback_ns/2 later. Times in ns, sizes in bytes, rates in bit/s.
 #pragma once

@@ -1,5 +1,5 @@
-// dcqcn_port_test.cc — one NIC port's DCQCN parts kept consistent: RP rates reach the
-// pacer, windows gate the scheduler, NP per QP, deadlines cover RP timers and pacing.
+// dcqcn_port_test.cc — one NIC port's DCQCN parts kept consistent: sent bytes reach the
+// QP's RP byte counter, RP timers are in the port's deadline, NP per QP, reset_qp, CSV rows.
 #include "nic/dcqcn/dcqcn_port.h"
 
 #include <gtest/gtest.h>
@@ -11,55 +11,51 @@ namespace {
 
 constexpr TimeNs kUs = kNsPerUs;
 
-DcqcnConfig config(int64_t window_kb = 0) {
+DcqcnConfig config(int64_t byte_counter_kb = DcqcnParams{}.byte_counter_kb) {
   DcqcnParams p;
-  p.window_kb = window_kb;
-  p.pacer_burst_kb = 0;
+  p.byte_counter_kb = byte_counter_kb;
   return make_dcqcn_config(p, 25 * kBpsPerGbps);
 }
 
-TEST(DcqcnPort, CnpCutReachesThePacerAtOnce) {
-  const auto cfg = config();
-  DcqcnPort port(cfg, 4);
-  port.set_backlogged(1, true);
-  EXPECT_EQ(port.pick(0), 1);
-  port.on_sent(1, 1000, 0);  // 320 ns at 25 Gbps
-  EXPECT_EQ(port.pacer().next_eligible_ns(1), 320);
-  port.on_cnp(1, 100);  // alpha = 1: rate halves to 12.5 Gbps; 220 ns left become 440 ns
-  EXPECT_EQ(port.pacer().rate_bps(1), 12'500'000'000u);
-  EXPECT_EQ(port.pacer().next_eligible_ns(1), 540);
-  EXPECT_EQ(port.pick(539), -1);
-  EXPECT_EQ(port.pick(540), 1);
-}
-
-TEST(DcqcnPort, RateIncreaseTimersAreInTheDeadlineAndRaiseThePacedRate) {
+TEST(DcqcnPort, RateIncreaseTimersAreInTheDeadline) {
   const auto cfg = config();
   DcqcnPort port(cfg, 2);
   EXPECT_EQ(port.next_deadline(), kNever);
-  port.on_cnp(0, 0);
+  port.on_cnp(0, 0);  // alpha = 1: 25 -> 12.5 Gbps, increase timer T = 55 us armed
+  EXPECT_EQ(port.rp(0).rate_bps(), 12.5e9);
   EXPECT_EQ(port.next_deadline(), 55 * kUs);
+  port.on_timer(55 * kUs - 1);  // not due: nothing changes
+  EXPECT_EQ(port.rp(0).rate_bps(), 12.5e9);
   port.on_timer(55 * kUs);
-  EXPECT_EQ(port.pacer().rate_bps(0), 18'750'000'000u);  // (25 + 12.5) / 2
-  EXPECT_EQ(port.rp(0).rate_bps(), 18.75e9);
+  EXPECT_EQ(port.rp(0).rate_bps(), 18.75e9);  // fast recovery: (25 + 12.5) / 2
   EXPECT_EQ(port.next_deadline(), 110 * kUs);
-  EXPECT_EQ(port.pacer().rate_bps(1), 25'000'000'000u);  // other QPs untouched
+  EXPECT_EQ(port.rp(1).rate_bps(), 25e9);  // other QPs untouched
 }
 
-TEST(DcqcnPort, ClosedWindowTakesTheQpOutOfSchedulingUntilAcked) {
-  const auto cfg = config(/*window_kb=*/2);  // 2048 bytes in flight
-  DcqcnPort port(cfg, 1);
-  port.set_backlogged(0, true);
-  TimeNs t = 0;
-  for (int k = 0; k < 3; ++k) {  // 0, 1000, 2000 bytes in flight: open
-    ASSERT_EQ(port.pick(t), 0) << k;
-    port.on_sent(0, 1000, t);
-    if (k < 2) t = port.next_deadline();
-  }
-  EXPECT_EQ(port.window(0).inflight_bytes(), 3000u);
-  EXPECT_EQ(port.next_deadline(), kNever);  // nothing to wait for but an ACK
-  EXPECT_EQ(port.pick(t + 10 * kUs), -1);
-  port.on_acked(0, 1000);
-  EXPECT_EQ(port.pick(t + 10 * kUs), 0);
+TEST(DcqcnPort, TheEarliestQpTimerIsTheDeadline) {
+  const auto cfg = config();
+  DcqcnPort port(cfg, 3);
+  port.on_cnp(2, 10 * kUs);
+  port.on_cnp(1, 3 * kUs);
+  EXPECT_EQ(port.next_deadline(), 58 * kUs);
+  port.on_timer(58 * kUs);  // QP 1's stage runs; QP 2's is next
+  EXPECT_EQ(port.rp(1).counters().timer_events, 1u);
+  EXPECT_EQ(port.rp(2).counters().timer_events, 0u);
+  EXPECT_EQ(port.next_deadline(), 65 * kUs);
+}
+
+TEST(DcqcnPort, SentBytesDriveTheQpsByteCounter) {
+  const auto cfg = config(/*byte_counter_kb=*/1);  // B = 1024 bytes
+  DcqcnPort port(cfg, 2);
+  port.on_cnp(0, 0);
+  port.on_cnp(1, 0);
+  port.on_sent(0, 1023, 1);
+  EXPECT_EQ(port.rp(0).rate_bps(), 12.5e9);  // below B: no event
+  port.on_sent(0, 1, 2);                     // B reached: fast recovery
+  EXPECT_EQ(port.rp(0).counters().byte_events, 1u);
+  EXPECT_EQ(port.rp(0).rate_bps(), 18.75e9);
+  EXPECT_EQ(port.rp(1).rate_bps(), 12.5e9);  // counted per QP
+  EXPECT_EQ(port.rp(1).counters().byte_events, 0u);
 }
 
 TEST(DcqcnPort, NpKeepsOneIntervalPerQp) {
@@ -72,18 +68,15 @@ TEST(DcqcnPort, NpKeepsOneIntervalPerQp) {
   EXPECT_EQ(port.np().counters().cnps_sent, 3u);
 }
 
-TEST(DcqcnPort, ResetQpReturnsItToLineRateAndIdle) {
+TEST(DcqcnPort, ResetQpReturnsItToLineRateWithNoTimers) {
   const auto cfg = config();
   DcqcnPort port(cfg, 2);
-  port.set_backlogged(0, true);
   port.on_cnp(0, 0);
   port.on_sent(0, 1000, 0);
   EXPECT_TRUE(port.on_ce_packet(0, 0));
   port.reset_qp(0);
   EXPECT_EQ(port.rp(0).rate_bps(), 25e9);
   EXPECT_EQ(port.rp(0).counters().cnps, 0u);
-  EXPECT_EQ(port.pacer().rate_bps(0), 25'000'000'000u);
-  EXPECT_FALSE(port.pacer().active(0));
   EXPECT_EQ(port.next_deadline(), kNever);
   EXPECT_TRUE(port.on_ce_packet(0, 1));  // NP state forgotten too
 }

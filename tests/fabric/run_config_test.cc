@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -346,6 +347,20 @@ TEST(RunConfig, TheDcqcnTraceNeedsDcqcn) {
       "t.toml");
   EXPECT_EQ(c.telemetry.dcqcn_interval_ns, 10 * kNsPerUs);
   EXPECT_EQ(c.telemetry.interval_ns, 0);
+}
+
+// pacer_burst_kb configured a DCQCN pacer no run used (the host's limiter paces every QP):
+// a run file that still sets it is told so, once, rather than "unknown key".
+TEST(RunConfig, TheRemovedPacerBurstKeyIsRefusedWithTheReason) {
+  const std::string t = std::string(kTopo) + "[dcqcn]\nwindow_kb = 25\npacer_burst_kb = 8\n";
+  const std::string p = problems_of(t);
+  EXPECT_NE(p.find("bad.toml: dcqcn.pacer_burst_kb=8: key removed: it set the credit of a DCQCN "
+                   "pacer that no run used; every QP is paced by the RoCE host's rate limiter, "
+                   "which banks no credit (docs/dcqcn.md, Pacing): delete the line (line 7)"),
+            std::string::npos)
+      << p;
+  EXPECT_EQ(p.find("unknown key"), std::string::npos) << p;
+  EXPECT_EQ(std::count(p.begin(), p.end(), '\n'), 1) << p;
 }
 
 // Placement is checked against what the main lcore touches: a workload run's scheduler and

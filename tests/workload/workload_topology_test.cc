@@ -1,8 +1,10 @@
-// workload_topology_test.cc — hosts and ideal-FCT parameters taken from a topology, and
-// the FctRecorder that pairs flow starts with completions.
+// workload_topology_test.cc — hosts, the node -> host index and ideal-FCT parameters taken
+// from a topology, and the FctRecorder that pairs flow starts with completions.
 #include "fabric/workload/workload_topology.h"
 
 #include <gtest/gtest.h>
+
+#include <vector>
 
 namespace rocemu::workload {
 namespace {
@@ -46,6 +48,33 @@ TEST(WorkloadTopology, IdealParamsUseTwicePathDelayAndTheSlowestLink) {
   EXPECT_TRUE(q.count_fcs);
   const IdealFctParams none = ideal_fct_params(t, 0, 0, 1024);
   EXPECT_EQ(ideal_fct_ns(1000, FlowOp::kWrite, none), 0) << "no path: no ideal, slowdown 1";
+}
+
+TEST(WorkloadTopology, HostIndexByNodeMapsEveryHostAndNothingElse) {
+  EXPECT_EQ(host_index_by_node(hosts_from_topology(two_switches()), 5),
+            (std::vector<int32_t>{0, 1, 2, -1, -1}));
+  // Ids in any order, with gaps.
+  const std::vector<HostSpec> hosts{{7, 1}, {2, 1}, {4, 1}};
+  EXPECT_EQ(host_index_by_node(hosts, 8), (std::vector<int32_t>{-1, -1, 1, -1, 2, -1, -1, 0}));
+}
+
+TEST(WorkloadTopology, IdealTableHoldsEveryOrderedPairAtSourceTimesHostsPlusDestination) {
+  const auto t = two_switches();
+  const auto hosts = hosts_from_topology(t);
+  const auto table = ideal_fct_table(t, hosts, 4096);
+  ASSERT_EQ(table.size(), 9u);
+  for (uint32_t a = 0; a < 3; ++a) {
+    for (uint32_t b = 0; b < 3; ++b) {
+      const IdealFctParams want =
+          a == b ? IdealFctParams{} : ideal_fct_params(t, hosts[a].id, hosts[b].id, 4096);
+      const IdealFctParams& got = table[a * 3 + b];
+      EXPECT_EQ(got.base_rtt_ns, want.base_rtt_ns) << a << "->" << b;
+      EXPECT_EQ(got.bottleneck_bps, want.bottleneck_bps) << a << "->" << b;
+      EXPECT_EQ(got.mtu_bytes, want.mtu_bytes) << a << "->" << b;
+    }
+  }
+  EXPECT_EQ(table[0 * 3 + 1].base_rtt_ns, 12'000);  // h0 -> h1: 2 x (1 + 2 + 3) us
+  EXPECT_EQ(table[1 * 3 + 2].bottleneck_bps, 10 * kBpsPerGbps);
 }
 
 TEST(FctRecorder, PairsStartsWithFinishesAndCountsTheRest) {
