@@ -3,7 +3,6 @@
 
 #include <net/if.h>
 #include <netinet/in.h>
-#include <rte_mbuf.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -18,9 +17,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "apps/interop/dpdk_port.h"
 #include "apps/interop/endpoint.h"
-#include "fabric/idle_backoff.h"
 #include "fabric/eal.h"
 #include "fabric/realtime_engine.h"
 #include "fabric/workload/progress.h"
@@ -32,9 +29,10 @@ namespace rocemu::apps {
 
 namespace {
 
-constexpr uint16_t kBurst = 32;
 constexpr TimeNs kPullIntervalNs = 10 * kNsPerUs;  // as the engines' queue_sample_ns
-constexpr uint32_t kMaxPoolMbufs = 8191;
+constexpr uint32_t kMaxPoolMbufs = 8191;           // the host's own frames
+constexpr uint32_t kRxRingMbufs = 4096;            // and the port's receive ring
+constexpr uint32_t kMbufDataBytes = 2048;          // af_packet's default frames: IB MTU 1024
 constexpr int64_t kStartFileWaitNs = 60'000'000'000;  // --start-file: give up after 60 s
 
 std::string mac_text(const MacAddr& m) {
@@ -184,10 +182,9 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
     if (wcfg.hosts[h].id == node) local = static_cast<int32_t>(h);
   if (local < 0) throw std::invalid_argument("host " + o.host + " takes no part in the workload");
 
-  fabric::EalOptions eo;
+  fabric::EalOptions eo;  // the engine opens the port
   eo.program = "rocemu-host";
-  eo.user_args = {"--vdev=net_af_packet0,iface=" + o.iface + ",framecnt=4096,qdisc_bypass=1",
-                  "--log-level", "lib.eal:error"};
+  eo.user_args = {"--log-level", "lib.eal:error"};
   eo.user_args.insert(eo.user_args.end(), o.eal_args.begin(), o.eal_args.end());
   fabric::eal_start(eo);
 
@@ -196,21 +193,33 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
   fabric::WorkloadResult r;
   std::vector<fabric::FlowFailure> failures;
   {
-    interop::ExternalPort port("net_af_packet0", 4095, 1024);
+    // The real-time engine with every other node external: this host's one link end is an
+    // af_packet port on -d, the rest of the network lives in other processes.
+    fabric::RealtimeOptions ro;
+    ro.backend = fabric::PortBackend::kAfPacket;
+    ro.external_nodes.assign(t.nodes().size(), true);
+    ro.external_nodes[node] = false;
+    ro.pool_mbufs = std::min(cfg.testbed.pool_mbufs, kMaxPoolMbufs) + kRxRingMbufs;
+    ro.mbuf_data_bytes = kMbufDataBytes;
+    ro.af_packet = fabric::AfPacketRing{4096, 0};
+    ro.idle_sleep_ns = o.idle_sleep_ns.value_or(cfg.testbed.idle_sleep_ns);
+    std::vector<fabric::LinkOptions> links = cfg.topology.links;
+    links.resize(t.links().size());
+    const TopoLink& own = t.links().at(t.node(node).ports.at(0).link);
+    (own.a.node == node ? links[t.node(node).ports[0].link].a_dev
+                        : links[t.node(node).ports[0].link].b_dev) = o.iface;
     const uint32_t frame_bytes = cfg.nic_params.mtu_bytes + 74 + 4;  // + VLAN slack
-    const uint32_t room = rte_pktmbuf_data_room_size(port.pool()) - RTE_PKTMBUF_HEADROOM;
-    if (frame_bytes > room)
+    if (frame_bytes > kMbufDataBytes)
       throw std::runtime_error("[nic] mtu_bytes = " + std::to_string(cfg.nic_params.mtu_bytes) +
                                ": frames of " + std::to_string(frame_bytes) +
-                               " bytes do not fit the port's " + std::to_string(room) +
+                               " bytes do not fit the port's " + std::to_string(kMbufDataBytes) +
                                "-byte receive buffers (use mtu_bytes <= 1024)");
-    fabric::RunPool pool(std::min(cfg.testbed.pool_mbufs, kMaxPoolMbufs));
+    fabric::RealtimeEngine e(t, links, ro);
     fabric::WorkloadFabricOptions fo;
     fo.local_host = local;
     fo.sink = sink;
-    fabric::WorkloadFabric f(cfg, wcfg, pool.get(), cfg.workload_qps_per_pair, fo);
-    Node* n = f.node(node);
-    const uint64_t rate_bps = t.links().at(t.node(node).ports.at(0).link).rate_bps;
+    fabric::WorkloadFabric f(cfg, wcfg, e.pool(), cfg.workload_qps_per_pair, fo);
+    e.attach(node, f.node(node));
     const TimeNs limit_ns = o.time_limit_ns.value_or(cfg.testbed.time_limit_ns);
     // Ready: the port receives and every QP is connected, so a peer's frames from now on are
     // queued on the port, not lost. With --start-file the start instant is set only once
@@ -229,59 +238,31 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
                 static_cast<double>(start_at - realtime_ns()) / 1e9);
     std::fflush(stdout);
     wait_until(start_at);
-    const TimeNs t0 = interop::tsc_now_ns();
-    f.pull(0, 2 * kPullIntervalNs);  // workload time 0 = engine time 0 = the start instant
+    e.reset_clock();  // workload time 0 = engine time 0 = the start instant
+    f.pull(0, 2 * kPullIntervalNs);
     // In real time, workload time is wall time: "sim" in the line is the workload clock.
     workload::Progress progress(wcfg.params.start_ns, std::min(limit_ns, wcfg.params.stop_ns()));
-    rte_mbuf* rx[kBurst];
-    rte_mbuf* pending[kBurst];
-    uint16_t pending_n = 0;
-    TimeNs wire_free_ns = 0, next_pull_ns = kPullIntervalNs, now = 0;
-    fabric::IdleBackoff idle({.max_sleep_ns = o.idle_sleep_ns.value_or(cfg.testbed.idle_sleep_ns)});
-    while (true) {
-      now = interop::tsc_now_ns() - t0;
-      const uint16_t got = port.rx(rx, kBurst);
-      if (got > 0) n->rx(0, rx, got, now);
-      bool busy = got > 0;
-      const TimeNs deadline = n->next_deadline();
-      if (deadline <= now) {
-        n->on_timer(now);
-        busy = true;
-      }
-      while (pending_n < kBurst && now >= wire_free_ns) {
-        rte_mbuf* m = n->tx(0, now);
-        if (!m) break;
-        busy = true;
-        wire_free_ns =
-            std::max(now, wire_free_ns) + serialization_ns(rte_pktmbuf_pkt_len(m), rate_bps);
-        pending[pending_n++] = m;
-      }
-      if (pending_n > 0) {  // frames the port refuses now are offered again, never dropped
-        const uint16_t sent = port.tx(pending, pending_n);
-        for (uint16_t i = sent; i < pending_n; ++i) pending[i - sent] = pending[i];
-        pending_n = static_cast<uint16_t>(pending_n - sent);
-      }
-      if (idle.enabled()) {
-        TimeNs next = std::min(deadline, next_pull_ns);
-        if (now < wire_free_ns) next = std::min(next, wire_free_ns);
-        idle.after_iteration(busy || pending_n > 0, now, next);
-      }
-      if (now < next_pull_ns) continue;
-      next_pull_ns = now + kPullIntervalNs;
+    bool hit_limit = false;
+    e.every(kPullIntervalNs, [&](TimeNs now) {
       f.pull(now, 2 * kPullIntervalNs);
       if (auto line = progress.update(now, f.flows_finished(), now))
         std::fprintf(stderr, "rocemu-host %s: %s\n", o.host.c_str(), line->c_str());
-      if (now >= limit_ns) break;
+      if (now >= limit_ns) {
+        hit_limit = true;
+        e.stop();
+      }
+      // This host's flows are over and the workload's last start + grace has passed: the
+      // peers' flows to us are done, or have had their time.
       const TimeNs last = f.last_start_ns();
-      if (f.settled() && last != kNever && now >= std::max<TimeNs>(last, 0) + o.grace_ns) break;
-    }
-    if (pending_n > 0) rte_pktmbuf_free_bulk(pending, pending_n);
+      if (f.settled() && last != kNever && now >= std::max<TimeNs>(last, 0) + o.grace_ns) e.stop();
+    });
+    const TimeNs now = e.run_for(kNever);
     r = f.result(("host:" + o.host).c_str(), now);
     r.wall_ns = now;  // the loop ran in real time: engine time is wall time since the start
     failures = f.failures();
     print_nic_counters(o.host, f.host(node), now);
     std::printf("rocemu-host: %s stopped at %.3f ms of workload time%s\n", o.host.c_str(),
-                static_cast<double>(now) / 1e6, now >= limit_ns ? " (time limit)" : "");
+                static_cast<double>(now) / 1e6, hit_limit ? " (time limit)" : "");
   }
   fabric::unmap_shared_sink_region(sink, region);
   for (const fabric::FlowFailure& ff : failures) {

@@ -18,7 +18,7 @@
 namespace rocemu::perftest {
 
 namespace {
-constexpr uint16_t kBigMbufDataBytes = 8192 + 128;  // af_packet framesz 8192 + headroom
+constexpr uint32_t kBigMbufDataBytes = 8192;  // af_packet framesz 8192 (mbufs add headroom)
 }  // namespace
 
 MacAddr iface_mac(const std::string& iface) {
@@ -94,20 +94,21 @@ Station::Station(const PerftestOptions& o, const interop::EndpointAddress& me,
                              std::to_string(iface_mtu(o.iface)) + ", IB MTU " +
                              std::to_string(o.mtu_bytes) + " needs at least " +
                              std::to_string(need) + " (ip link set " + o.iface + " mtu 9000)");
-  const std::string dev = "net_af_packet0";
   // fabric's EAL start (not interop's): the user's `-l`/`--lcores` after `--` replace its
   // default `-l 0`, so two processes on one machine can poll different cores.
   fabric::EalOptions eo;
   eo.program = o.tool;
-  eo.user_args = {"--vdev=" + dev + ",iface=" + o.iface + ",qdisc_bypass=1" +
-                      (big ? ",framecnt=2048,framesz=8192,blocksz=8192" : ",framecnt=4096"),
-                  "--log-level", "lib.eal:error"};
+  eo.user_args = {"--log-level", "lib.eal:error"};
   eo.user_args.insert(eo.user_args.end(), o.eal_args.begin(), o.eal_args.end());
   fabric::eal_start(eo);
-  port = std::make_unique<interop::ExternalPort>(
-      dev, big ? 4095 : 8191, 1024,
-      big ? kBigMbufDataBytes : interop::ExternalPort::kDefaultMbufDataBytes);
-  const Topology topo = interop::two_host_topology(me, peer, 10'000'000'000ull);
+  interop::EndpointPort port;
+  port.iface = o.iface;
+  port.pool_mbufs = big ? 4095 : 8191;
+  port.mbuf_data_bytes = big ? kBigMbufDataBytes : 2048;
+  port.af_packet =
+      big ? fabric::AfPacketRing{2048, kBigMbufDataBytes} : fabric::AfPacketRing{4096, 0};
+  port.idle_sleep_ns = static_cast<TimeNs>(o.idle_sleep_us) * kNsPerUs;
+  ep = std::make_unique<interop::Endpoint>(port, me, peer);
   nic::NicParams np;
   np.mtu_bytes = o.mtu_bytes;
   np.max_qps = o.num_qps + 1;
@@ -117,16 +118,14 @@ Station::Station(const PerftestOptions& o, const interop::EndpointAddress& me,
   // seeded from the kernel's entropy, not from the address (as it was) or a constant.
   std::random_device entropy;
   const uint64_t seed = uint64_t{entropy()} << 32 | entropy();
-  host = std::make_unique<nic::RoceHost>(np, topo, 0, port->pool(), seed);
-  ep = std::make_unique<interop::Endpoint>(*port, *host, me);
-  ep->set_idle_sleep(static_cast<TimeNs>(o.idle_sleep_us) * kNsPerUs);
+  host = std::make_unique<nic::RoceHost>(np, ep->topology(), 0, ep->pool(), seed);
+  ep->attach(*host);
   side.create(*host, o, half);
 }
 
 Station::~Station() {
+  host.reset();  // frees its mbufs before the engine's pool goes
   ep.reset();
-  host.reset();  // frees its mbufs before the port's pool goes
-  port.reset();
 }
 
 interop::PerftestKey Station::key(uint32_t q) const {
