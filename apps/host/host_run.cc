@@ -1,24 +1,18 @@
 // host_run.cc — rocemu-host's checks, start instant and poll loop (see host_run.h).
 #include "apps/host/host_run.h"
 
-#include <net/if.h>
-#include <netinet/in.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
-#include "apps/interop/endpoint.h"
 #include "fabric/eal.h"
+#include "fabric/kernel_iface.h"
 #include "fabric/realtime_engine.h"
 #include "fabric/workload/progress.h"
 #include "fabric/workload_fabric.h"
@@ -34,12 +28,6 @@ constexpr uint32_t kMaxPoolMbufs = 8191;           // the host's own frames
 constexpr uint32_t kRxRingMbufs = 4096;            // and the port's receive ring
 constexpr uint32_t kMbufDataBytes = 2048;          // af_packet's default frames: IB MTU 1024
 constexpr int64_t kStartFileWaitNs = 60'000'000'000;  // --start-file: give up after 60 s
-
-std::string mac_text(const MacAddr& m) {
-  char s[24];
-  std::snprintf(s, sizeof s, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
-  return s;
-}
 
 /// Sleeps until CLOCK_REALTIME reaches `at_ns` (the last 2 ms spinning, for precision).
 void wait_until(int64_t at_ns) {
@@ -84,25 +72,6 @@ int64_t realtime_ns() noexcept {
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-uint32_t iface_ipv4(const std::string& iface) {
-  if (iface.empty() || iface.size() >= IFNAMSIZ) return 0;
-  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  ifreq ifr{};
-  std::strncpy(ifr.ifr_name, iface.c_str(), IFNAMSIZ - 1);
-  const int rc = ::ioctl(fd, SIOCGIFADDR, &ifr);
-  ::close(fd);
-  if (rc != 0) return 0;
-  return ntohl(reinterpret_cast<const sockaddr_in*>(&ifr.ifr_addr)->sin_addr.s_addr);
-}
-
-bool iface_mac(const std::string& iface, MacAddr& out) {
-  if (iface.empty() || iface.find('/') != std::string::npos) return false;
-  std::ifstream f("/sys/class/net/" + iface + "/address");
-  std::string s;
-  return static_cast<bool>(f >> s) && interop::parse_mac(s, out);
-}
-
 std::vector<std::string> check_host_run(const fabric::RunConfig& cfg, const HostOptions& o,
                                         int64_t now_ns, std::vector<std::string>& warnings) {
   std::vector<std::string> err;
@@ -114,9 +83,10 @@ std::vector<std::string> check_host_run(const fabric::RunConfig& cfg, const Host
   if (node < 0 || t.node(static_cast<uint32_t>(node)).kind != NodeKind::kHost) {
     err.push_back("--host=" + o.host + ": not a host of the topology (hosts: " + hosts + ")");
   }
-  MacAddr mac{};
-  const bool has_mac = iface_mac(o.iface, mac);
-  const uint32_t ip = has_mac ? iface_ipv4(o.iface) : 0;
+  const std::optional<MacAddr> own_mac = fabric::iface_mac(o.iface);
+  const bool has_mac = own_mac.has_value();
+  const MacAddr mac = own_mac.value_or(MacAddr{});
+  const uint32_t ip = has_mac ? fabric::iface_ipv4(o.iface).value_or(0) : 0;
   if (!has_mac) {
     err.push_back("-d " + o.iface +
                   ": no such interface with a MAC address (in this network namespace)");
@@ -129,16 +99,15 @@ std::vector<std::string> check_host_run(const fabric::RunConfig& cfg, const Host
       err.push_back("-d " + o.iface + ": has IPv4 " + ipv4_to_string(ip) + " but host " + o.host +
                     " is " + ipv4_to_string(n.ipv4) + " in the topology");
     if (!n.ports.empty() && mac != n.ports[0].mac)
-      warnings.push_back("-d " + o.iface + ": MAC " + mac_text(mac) +
-                         " differs from the topology's " + mac_text(n.ports[0].mac) + " for " +
+      warnings.push_back("-d " + o.iface + ": MAC " + mac_to_string(mac) +
+                         " differs from the topology's " + mac_to_string(n.ports[0].mac) + " for " +
                          o.host + " (frames carry the topology's)");
   }
   if (has_mac) {
     // The largest frame's IP packet: payload + IPv4 20 + UDP 8 + BTH 12 + RETH 16 + ICRC 4.
     const uint32_t ip_bytes = cfg.nic_params.mtu_bytes + 60;
-    std::ifstream f("/sys/class/net/" + o.iface + "/mtu");
-    uint32_t iface_mtu = 0;
-    if (f >> iface_mtu && iface_mtu < ip_bytes)
+    const uint32_t iface_mtu = fabric::iface_mtu(o.iface).value_or(ip_bytes);
+    if (iface_mtu < ip_bytes)
       err.push_back("-d " + o.iface + ": MTU " + std::to_string(iface_mtu) + " is below the " +
                     std::to_string(ip_bytes) + "-byte packets of [nic] mtu_bytes = " +
                     std::to_string(cfg.nic_params.mtu_bytes) + " (ip link set " + o.iface +
@@ -271,7 +240,7 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
     std::fprintf(stderr, "rocemu-host: flow %llu %s -> %s (%s, %llu bytes) failed: %s%s\n",
                  static_cast<unsigned long long>(ff.flow.id), o.host.c_str(), dst.c_str(),
                  ip.c_str(), static_cast<unsigned long long>(ff.flow.size_bytes),
-                 interop::wc_status_name(ff.status),
+                 nic::wc_status_name(ff.status),
                  timeout ? (" (timeout: no answer from " + ip + "; is rocemu-host running for " +
                             dst + " and the link up?)")
                                .c_str()

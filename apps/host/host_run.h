@@ -22,11 +22,6 @@
 
 namespace rocemu::apps {
 
-/// The IPv4 address (host order) of kernel interface `iface`; 0 if it has none or does not exist.
-uint32_t iface_ipv4(const std::string& iface);
-/// The MAC of `iface` from /sys/class/net; false if it does not exist.
-bool iface_mac(const std::string& iface, MacAddr& out);
-
 /// Checks that would make a run pointless, with a message for each: `host` names a host of
 /// cfg's topology, the run has a [workload], `iface` exists with a MAC and an IPv4 address
 /// equal to the host's, and `start_at_ns` is not more than `max_lag_ns` before `now_ns`.

@@ -162,17 +162,4 @@ std::string Endpoint::counters_report() const {
   return out;
 }
 
-bool parse_mac(const std::string& s, MacAddr& out) noexcept {
-  unsigned v[6];
-  char tail = 0;
-  if (std::sscanf(s.c_str(), "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-                  &tail) != 6)
-    return false;
-  for (int i = 0; i < 6; ++i) {
-    if (v[i] > 0xff) return false;
-    out[i] = static_cast<uint8_t>(v[i]);
-  }
-  return true;
-}
-
 }  // namespace rocemu::interop

@@ -122,7 +122,4 @@ class Endpoint {
 /// Name of a work completion status: nic::wc_status_name (nic/roce_host.h).
 using nic::wc_status_name;
 
-/// "aa:bb:cc:dd:ee:ff" -> MAC; false if malformed.
-bool parse_mac(const std::string& s, MacAddr& out) noexcept;
-
 }  // namespace rocemu::interop

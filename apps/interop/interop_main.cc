@@ -109,8 +109,10 @@ int main(int argc, char** argv) {
   EndpointAddress self, peer;
   const auto ip = parse_ipv4(o["ip"]), peer_ip = parse_ipv4(o["peer-ip"]);
   if (!ip || !peer_ip) return usage("--ip/--peer-ip must be dotted quads");
-  if (!parse_mac(o["mac"], self.mac) || !parse_mac(o["peer-mac"], peer.mac))
-    return usage("--mac/--peer-mac must be aa:bb:cc:dd:ee:ff");
+  const auto mac = parse_mac(o["mac"]), peer_mac = parse_mac(o["peer-mac"]);
+  if (!mac || !peer_mac) return usage("--mac/--peer-mac must be aa:bb:cc:dd:ee:ff");
+  self.mac = *mac;
+  peer.mac = *peer_mac;
   if (o["vdev-kind"] != "af_packet" && o["vdev-kind"] != "af_xdp")
     return usage("--vdev-kind must be af_packet or af_xdp");
   self.ipv4 = *ip;

@@ -1,19 +1,13 @@
 // net_station.cc — the network mode's DPDK port and RoceHost (see net_station.h).
 #include "apps/perftest/net_station.h"
 
-#include <net/if.h>
-#include <netinet/in.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 
 #include "fabric/eal.h"
+#include "fabric/kernel_iface.h"
 
 namespace rocemu::perftest {
 
@@ -22,30 +16,18 @@ constexpr uint32_t kBigMbufDataBytes = 8192;  // af_packet framesz 8192 (mbufs a
 }  // namespace
 
 MacAddr iface_mac(const std::string& iface) {
-  std::ifstream f("/sys/class/net/" + iface + "/address");
-  std::string s;
-  MacAddr mac{};
-  if (!(f >> s) || !interop::parse_mac(s, mac))
-    throw std::runtime_error("interface " + iface + ": no MAC address (does it exist?)");
-  return mac;
+  if (auto mac = fabric::iface_mac(iface)) return *mac;
+  throw std::runtime_error("interface " + iface + ": no MAC address (does it exist?)");
 }
 
 uint32_t iface_ipv4(const std::string& iface) {
-  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  ifreq ifr{};
-  std::strncpy(ifr.ifr_name, iface.c_str(), IFNAMSIZ - 1);
-  const int rc = fd < 0 ? -1 : ::ioctl(fd, SIOCGIFADDR, &ifr);
-  if (fd >= 0) ::close(fd);
-  if (rc != 0)
-    throw std::runtime_error("interface " + iface + ": no IPv4 address (give --roce_ip)");
-  return ntohl(reinterpret_cast<const sockaddr_in*>(&ifr.ifr_addr)->sin_addr.s_addr);
+  if (auto ip = fabric::iface_ipv4(iface)) return *ip;
+  throw std::runtime_error("interface " + iface + ": no IPv4 address (give --roce_ip)");
 }
 
 uint32_t iface_mtu(const std::string& iface) {
-  std::ifstream f("/sys/class/net/" + iface + "/mtu");
-  uint32_t mtu = 0;
-  if (!(f >> mtu)) throw std::runtime_error("interface " + iface + ": cannot read its MTU");
-  return mtu;
+  if (auto mtu = fabric::iface_mtu(iface)) return *mtu;
+  throw std::runtime_error("interface " + iface + ": cannot read its MTU");
 }
 
 MacAddr neighbour_mac(uint32_t ipv4, const std::string& iface) {
@@ -59,12 +41,12 @@ MacAddr neighbour_mac(uint32_t ipv4, const std::string& iface) {
     std::istringstream in(line);
     std::string ip, hw, flags, mac, mask, dev;
     in >> ip >> hw >> flags >> mac >> mask >> dev;
-    MacAddr m{};
-    if (ip != want || flags == "0x0" || !interop::parse_mac(mac, m)) continue;
-    if (dev == iface) return m;
+    const auto m = parse_mac(mac);
+    if (ip != want || flags == "0x0" || !m) continue;
+    if (dev == iface) return *m;
     if (!found_elsewhere) {
       found_elsewhere = true;
-      elsewhere = m;
+      elsewhere = *m;
     }
   }
   if (found_elsewhere) return elsewhere;
@@ -77,7 +59,7 @@ interop::EndpointAddress local_address(const PerftestOptions& o) {
   me.mac = iface_mac(o.iface);
   if (o.roce_ip.empty()) {
     me.ipv4 = iface_ipv4(o.iface);
-  } else if (auto ip = interop::parse_ipv4(o.roce_ip)) {
+  } else if (auto ip = parse_ipv4(o.roce_ip)) {
     me.ipv4 = *ip;
   } else {
     throw std::runtime_error("--roce_ip " + o.roce_ip + " is not an IPv4 address");
