@@ -1,7 +1,11 @@
 // topology.cc — construction and shortest-path routing over the topology model.
 #include "common/topology.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <deque>
 #include <limits>
 
@@ -145,6 +149,38 @@ Topology::PathInfo Topology::path_info(uint32_t a, uint32_t b) const {
 std::string ipv4_to_string(uint32_t ip) {
   return std::to_string(ip >> 24) + "." + std::to_string((ip >> 16) & 0xff) + "." +
          std::to_string((ip >> 8) & 0xff) + "." + std::to_string(ip & 0xff);
+}
+
+std::optional<uint32_t> parse_ipv4(const std::string& s) noexcept {
+  in_addr a{};
+  if (inet_pton(AF_INET, s.c_str(), &a) != 1) return std::nullopt;
+  return ntohl(a.s_addr);
+}
+
+std::string mac_to_string(const MacAddr& m) {
+  char buf[18];
+  std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4],
+                m[5]);
+  return buf;
+}
+
+std::optional<MacAddr> parse_mac(const std::string& s) noexcept {
+  MacAddr mac{};
+  size_t i = 0;
+  for (size_t b = 0; b < mac.size(); ++b) {
+    if (b > 0 && (i >= s.size() || s[i++] != ':')) return std::nullopt;
+    unsigned v = 0, digits = 0;
+    for (; i < s.size() && digits < 2 && std::isxdigit(static_cast<unsigned char>(s[i]));
+         ++i, ++digits)
+      v = v * 16 +
+          static_cast<unsigned>(std::isdigit(static_cast<unsigned char>(s[i]))
+                                    ? s[i] - '0'
+                                    : std::tolower(static_cast<unsigned char>(s[i])) - 'a' + 10);
+    if (digits == 0) return std::nullopt;
+    mac[b] = static_cast<uint8_t>(v);
+  }
+  if (i != s.size()) return std::nullopt;
+  return mac;
 }
 
 }  // namespace rocemu

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,5 +87,13 @@ class Topology {
 
 /// "10.0.0.1" from host-order address.
 std::string ipv4_to_string(uint32_t ipv4);
+/// A dotted-decimal IPv4 address (inet_pton's form: four decimal bytes, no leading zeros)
+/// in host order; nullopt for anything else.
+std::optional<uint32_t> parse_ipv4(const std::string& s) noexcept;
+/// "aa:bb:cc:dd:ee:ff" (lower-case hex).
+std::string mac_to_string(const MacAddr& mac);
+/// Six ':'-separated bytes of one or two hex digits each (either case) to a MAC; nullopt
+/// for anything else.
+std::optional<MacAddr> parse_mac(const std::string& s) noexcept;
 
 }  // namespace rocemu

@@ -27,7 +27,6 @@
 namespace rocemu::fabric {
 
 namespace {
-constexpr uint16_t kBurst = 32;
 std::atomic<uint32_t> g_instances{0};
 
 [[noreturn]] void fail(const std::string& what, int err) {
@@ -68,12 +67,15 @@ void prefault_pool(rte_mempool* pool) noexcept {
       nullptr);
 }
 
-RunPool::RunPool(uint32_t n) {
+RunPool::RunPool(uint32_t n, uint32_t data_bytes) {
   static std::atomic<uint32_t> counter{0};
   const std::string name = "rocemu_run_" + std::to_string(counter.fetch_add(1));
-  pool_ = rte_pktmbuf_pool_create(name.c_str(), n, 256, 0, RTE_PKTMBUF_HEADROOM + 9216,
+  pool_ = rte_pktmbuf_pool_create(name.c_str(), n, 256, 0,
+                                  static_cast<uint16_t>(RTE_PKTMBUF_HEADROOM + data_bytes),
                                   static_cast<int>(rte_socket_id()));
-  if (!pool_) throw std::runtime_error("mbuf pool: " + std::string(rte_strerror(rte_errno)));
+  if (!pool_)
+    throw std::runtime_error("mbuf pool of " + std::to_string(n) +
+                             " mbufs: " + std::string(rte_strerror(rte_errno)));
   prefault_pool(pool_);
 }
 
@@ -84,12 +86,20 @@ std::string default_iface(uint32_t link, bool end_b) {
 }
 
 std::string vdev_args(PortBackend b, uint32_t unique, uint32_t link, bool end_b,
-                      const std::string& dev, const std::string& memif_socket) {
+                      const std::string& dev, const std::string& memif_socket,
+                      const AfPacketRing& af_packet) {
   const std::string iface = dev.empty() ? default_iface(link, end_b) : dev;
   const std::string n = std::to_string(unique);
   switch (b) {
-    case PortBackend::kAfPacket:
-      return "net_af_packet" + n + ",iface=" + iface + ",framecnt=16384,qdisc_bypass=1";
+    case PortBackend::kAfPacket: {
+      std::string args = "net_af_packet" + n + ",iface=" + iface +
+                         ",framecnt=" + std::to_string(af_packet.frames) + ",qdisc_bypass=1";
+      if (af_packet.frame_bytes != 0) {  // a block must hold a frame
+        const std::string bytes = std::to_string(af_packet.frame_bytes);
+        args += ",framesz=" + bytes + ",blocksz=" + bytes;
+      }
+      return args;
+    }
     case PortBackend::kAfXdp:
       return "net_af_xdp" + n + ",iface=" + iface + ",start_queue=0,queue_count=1";
     case PortBackend::kTap:
@@ -166,11 +176,7 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
   // 4 KB page: 9 KB data rooms make the PMD fail with "Failed to create umem".
   mbuf_data_bytes_ = opt.backend == PortBackend::kAfXdp ? std::min(opt.mbuf_data_bytes, kAfXdpMbufDataBytes)
                                                         : opt.mbuf_data_bytes;
-  pool_ = rte_pktmbuf_pool_create((tag + "_pool").c_str(), opt.pool_mbufs, 256, 0,
-                                  static_cast<uint16_t>(RTE_PKTMBUF_HEADROOM + mbuf_data_bytes_),
-                                  static_cast<int>(rte_socket_id()));
-  if (!pool_) fail("mbuf pool of " + std::to_string(opt.pool_mbufs) + " mbufs", rte_errno);
-  prefault_pool(pool_);
+  pool_ = std::make_unique<RunPool>(opt.pool_mbufs, mbuf_data_bytes_);
 
   const auto& tn = topo.nodes();
   nodes_.assign(tn.size(), nullptr);
@@ -223,7 +229,8 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
       for (bool end_b : {false, true}) {
         if (external_[end_b ? l.b.node : l.a.node]) continue;  // the other process's end
         const std::string args =
-            vdev_args(opt.backend, unique++, li, end_b, end_b ? lo.b_dev : lo.a_dev, memif_socket);
+            vdev_args(opt.backend, unique++, li, end_b, end_b ? lo.b_dev : lo.a_dev, memif_socket,
+                      opt.af_packet);
         const std::string name = args.substr(0, args.find(','));
         const int rc = rte_dev_probe(args.c_str());
         if (rc < 0) fail("vdev " + args, rc);
@@ -244,7 +251,7 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
     if (rc < 0) fail(what + " configure", rc);
     uint16_t rxd = static_cast<uint16_t>(opt.ring_size), txd = static_cast<uint16_t>(opt.ring_size);
     rte_eth_dev_adjust_nb_rx_tx_desc(id, &rxd, &txd);
-    rc = rte_eth_rx_queue_setup(id, 0, rxd, rte_eth_dev_socket_id(id), nullptr, pool_);
+    rc = rte_eth_rx_queue_setup(id, 0, rxd, rte_eth_dev_socket_id(id), nullptr, pool_->get());
     if (rc < 0) fail(what + " rx queue", rc);
     rc = rte_eth_tx_queue_setup(id, 0, txd, rte_eth_dev_socket_id(id), nullptr);
     if (rc < 0) fail(what + " tx queue", rc);
@@ -256,10 +263,7 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
   tsc_hz_ = rte_get_tsc_hz();
   // 1e9 * 2^32 < 2^63, so the quotient fits; the relative error is below 2^-32 * tsc_hz.
   ns_per_tsc_q32_ = static_cast<uint64_t>((static_cast<unsigned __int128>(kNsPerSec) << 32) / tsc_hz_);
-  tsc0_ = rte_rdtsc();
-  timespec wall{};
-  clock_gettime(CLOCK_REALTIME, &wall);
-  wall0_ns_ = static_cast<TimeNs>(wall.tv_sec) * kNsPerSec + wall.tv_nsec;
+  reset_clock();
   spdlog::debug("real-time engine: {} ports over {}, TSC {} Hz", ports_.size(), backend_name(opt.backend),
                 tsc_hz_);
 }
@@ -268,6 +272,7 @@ RealtimeEngine::~RealtimeEngine() {
   rte_mbuf* pkts[kBurst];
   for (auto& p : ports_) {
     if (external_[p.node]) continue;
+    if (p.pending_n > 0) rte_pktmbuf_free_bulk(p.pending.data(), p.pending_n);
     for (int i = 0; i < 1024; ++i) {
       const uint16_t n = rte_eth_rx_burst(p.ethdev, 0, pkts, kBurst);
       if (n == 0) break;
@@ -281,7 +286,7 @@ RealtimeEngine::~RealtimeEngine() {
     while (rte_ring_dequeue(r, &obj) == 0) rte_pktmbuf_free(static_cast<rte_mbuf*>(obj));
     rte_ring_free(r);
   }
-  rte_mempool_free(pool_);
+  // pool_ goes after this body, once no port holds its mbufs.
 }
 
 void RealtimeEngine::attach(uint32_t index, Node* node) {
@@ -344,33 +349,99 @@ TimeNs RealtimeEngine::poll_once(Lcore& lc, TimeNs now) noexcept {
     } else {
       next_event = std::min(next_event, deadline);
     }
-    for (uint32_t i = port_base_[n]; i < end; ++i) {
-      Port& p = ports_[i];
-      uint16_t k = 0;
-      // Port-rate emulation: a frame may start only when the wire is free.
-      while (k < kBurst && now >= p.wire_free_at) {
-        rte_mbuf* m = node->tx(p.index, now);
-        if (!m) break;
-        const uint32_t bytes = rte_pktmbuf_pkt_len(m);
-        p.wire_free_at = std::max(now, p.wire_free_at) + serialization_ns(bytes, p.rate_bps);
-        p.wire.tx_packets++;
-        p.wire.tx_bytes += bytes;
-        if (p.tap) [[unlikely]]
-          p.tap->on_packet(PortRef{p.node, p.index}, true, m, now);
-        pkts[k++] = m;
-      }
-      if (now < p.wire_free_at) next_event = std::min(next_event, p.wire_free_at);
-      if (k == 0) continue;
-      next_event = now;
-      const uint16_t sent = rte_eth_tx_burst(p.ethdev, 0, pkts, k);
-      if (sent < k) [[unlikely]] {
-        lc.tx_refused += k - sent;
-        p.wire.dropped += k - sent;
-        rte_pktmbuf_free_bulk(pkts + sent, k - sent);
-      }
-    }
+    for (uint32_t i = port_base_[n]; i < end; ++i)
+      next_event = std::min(next_event, transmit(lc, *node, ports_[i], now));
   }
   return next_event;
+}
+
+TimeNs RealtimeEngine::transmit(Lcore& lc, Node& node, Port& p, TimeNs now) noexcept {
+  if (p.pending_n == 0) {
+    // Port-rate emulation: a frame may start only when the wire is free.
+    while (p.pending_n < kBurst && now >= p.wire_free_at) {
+      rte_mbuf* m = node.tx(p.index, now);
+      if (!m) break;
+      const uint32_t bytes = rte_pktmbuf_pkt_len(m);
+      p.wire_free_at = std::max(now, p.wire_free_at) + serialization_ns(bytes, p.rate_bps);
+      p.wire.tx_packets++;
+      p.wire.tx_bytes += bytes;
+      if (p.tap) [[unlikely]]
+        p.tap->on_packet(PortRef{p.node, p.index}, true, m, now);
+      p.pending[p.pending_n++] = m;
+    }
+    if (p.pending_n == 0) return now < p.wire_free_at ? p.wire_free_at : kNever;
+  }
+  const uint16_t sent = rte_eth_tx_burst(p.ethdev, 0, p.pending.data(), p.pending_n);
+  if (sent < p.pending_n) [[unlikely]] {
+    // The tx ring is full: keep the rest, in order, for the next iteration.
+    lc.tx_refused += p.pending_n - sent;
+    std::copy(p.pending.begin() + sent, p.pending.begin() + p.pending_n, p.pending.begin());
+  }
+  p.pending_n = static_cast<uint16_t>(p.pending_n - sent);
+  return now;
+}
+
+TimeNs RealtimeEngine::run_periodic(TimeNs now, TimeNs next) {
+  for (auto& pc : periodic_) {
+    if (now >= pc.next_ns) {
+      pc.fn(now);
+      pc.next_ns = std::max(pc.next_ns + pc.period_ns, now);
+    }
+    next = std::min(next, pc.next_ns);
+  }
+  return next;
+}
+
+void RealtimeEngine::reset_clock() noexcept {
+  tsc0_ = rte_rdtsc();
+  timespec wall{};
+  clock_gettime(CLOCK_REALTIME, &wall);
+  wall0_ns_ = static_cast<TimeNs>(wall.tv_sec) * kNsPerSec + wall.tv_nsec;
+  for (auto& pc : periodic_) pc.next_ns = 0;
+}
+
+void RealtimeEngine::check_attached() const {
+  for (uint32_t n = 0; n < nodes_.size(); ++n)
+    if (!nodes_[n] && !external_[n])
+      throw std::logic_error("real-time engine: topology node " + std::to_string(n) +
+                             " has no Node attached");
+}
+
+TimeNs RealtimeEngine::poll() {
+  if (!stepper_) {
+    check_attached();
+    const unsigned self = rte_lcore_id();
+    stepper_ = std::make_unique<Stepper>(
+        Stepper{Lcore{this, {}}, IdleBackoff({.max_sleep_ns = idle_sleep_ns_})});
+    for (uint32_t n = 0; n < nodes_.size(); ++n) {
+      if (external_[n]) continue;
+      if (!node_lcore_.empty() && node_lcore_[n] != self) {
+        stepper_.reset();
+        throw std::logic_error("poll: node " + std::to_string(n) +
+                               " is placed on another lcore (use run_for)");
+      }
+      stepper_->lc.nodes.push_back(n);
+    }
+  }
+  const TimeNs now = clock_ns();
+  Lcore& lc = stepper_->lc;
+  const TimeNs next = run_periodic(now, poll_once(lc, now));
+  lc.iterations++;
+  stepper_->idle.after_iteration(next <= now, now, next);
+  return now;
+}
+
+RealtimeStats RealtimeEngine::stats() const noexcept {
+  RealtimeStats s = stats_;
+  if (stepper_) {
+    const Lcore& lc = stepper_->lc;
+    s.iterations += lc.iterations;
+    s.rx_bursts += lc.rx_bursts;
+    s.timer_calls += lc.timer_calls;
+    s.tx_refused += lc.tx_refused;
+    s.idle_sleeps += stepper_->idle.sleeps();
+  }
+  return s;
 }
 
 int RealtimeEngine::worker_main(void* arg) {
@@ -389,8 +460,7 @@ int RealtimeEngine::worker_main(void* arg) {
 }
 
 TimeNs RealtimeEngine::run_for(TimeNs duration_ns) {
-  for (uint32_t n = 0; n < nodes_.size(); ++n)
-    if (!nodes_[n] && !external_[n]) throw std::logic_error("run_for: topology node " + std::to_string(n) + " has no Node attached");
+  check_attached();
   stop_.store(false);
   const unsigned self = rte_lcore_id();
   // Group nodes by lcore; the caller's group is polled here, the others on workers.
@@ -426,15 +496,8 @@ TimeNs RealtimeEngine::run_for(TimeNs duration_ns) {
   if (!mine) mine = &none;
   IdleBackoff idle({.max_sleep_ns = idle_sleep_ns_});
   while (!stop_.load(std::memory_order_relaxed) && now < end_ns_) {
-    TimeNs next = poll_once(*mine, now);
+    const TimeNs next = run_periodic(now, poll_once(*mine, now));
     mine->iterations++;
-    for (auto& pc : periodic_) {
-      if (now >= pc.next_ns) {
-        pc.fn(now);
-        pc.next_ns = std::max(pc.next_ns + pc.period_ns, now);
-      }
-      next = std::min(next, pc.next_ns);
-    }
     idle.after_iteration(next <= now, now, std::min(next, end_ns_));
     now = clock_ns();
   }

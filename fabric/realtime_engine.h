@@ -20,15 +20,24 @@
 // opens its vdev on that link's device as usual, so this process sees the far end as a
 // kernel interface. Only backends whose link ends are independent devices allow that
 // (af_packet, af_xdp, tap, pci); ring and memif create both ends here and refuse.
+//
+// Two ways to drive it, one loop: run_for() polls until a duration or stop(), with
+// periodic callbacks between iterations (the jobs, rocemu-host); poll() is one iteration
+// of that same loop for a caller with a loop of its own (the interop and perftest tools,
+// which post work and read a side channel between polls). A frame the ethdev refuses
+// (its tx ring full) is kept and offered again before anything new, never dropped.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/node.h"
 #include "fabric/engine_types.h"
+#include "fabric/idle_backoff.h"
 #include "fabric/topology_config.h"
 
 struct rte_mempool;
@@ -49,6 +58,14 @@ inline const std::vector<std::string> kBackendNames = {"ring", "af_packet", "af_
 /// so frames up to 2048 bytes ([nic] mtu_bytes <= 1024 for hosts on af_xdp ports).
 inline constexpr uint32_t kAfXdpMbufDataBytes = 2048;
 
+/// net_af_packet's ring (DPDK 22.11 devargs framecnt, framesz, blocksz): `frames` frames of
+/// `frame_bytes` (0 = the PMD's 2048, which holds frames of IB MTU 1024; MTU 4096 needs
+/// 8192, and the mbufs' data room must hold a frame too).
+struct AfPacketRing {
+  uint32_t frames = 16384;
+  uint32_t frame_bytes = 0;
+};
+
 struct RealtimeOptions {
   PortBackend backend = PortBackend::kRing;
   uint32_t pool_mbufs = 16383;     // one pool for every port and node
@@ -61,6 +78,7 @@ struct RealtimeOptions {
   /// Idle backoff (fabric/idle_backoff.h): after 256 idle iterations an lcore sleeps until
   /// its next timer/wire event, at most this long. 0 = pure busy polling (the default).
   TimeNs idle_sleep_ns = 0;
+  AfPacketRing af_packet;  // backend af_packet only
 };
 
 /// Empty if `opt` may run `topo` (external_nodes sized to the nodes, and only with a backend
@@ -79,18 +97,20 @@ uint32_t max_ethdev_ports() noexcept;
 /// The devargs string that creates the vdev of one link end (pure; for tests and logs).
 /// `unique` numbers the device; `end_b` is true for the b end of link `link`.
 std::string vdev_args(PortBackend b, uint32_t unique, uint32_t link, bool end_b,
-                      const std::string& dev, const std::string& memif_socket);
+                      const std::string& dev, const std::string& memif_socket,
+                      const AfPacketRing& af_packet = {});
 
 /// Touches every page of `pool` once, so that page faults (lazily populated --no-huge
 /// memory) happen at start-up rather than while packets flow. Set-up only.
 void prefault_pool(rte_mempool* pool) noexcept;
 
-/// A run-private mbuf pool of `n` mbufs with 9 KB data rooms, prefaulted, freed when the run
-/// ends (declare it before the nodes that use it). Throws std::runtime_error with the
-/// rte_strerror reason if it cannot be created. Used by the virtual-time jobs.
+/// A run-private mbuf pool of `n` mbufs with `data_bytes` data rooms (beyond the headroom;
+/// 9 KB holds a jumbo frame in one segment), prefaulted, freed when the run ends (declare it
+/// before the nodes that use it). Throws std::runtime_error with the rte_strerror reason if
+/// it cannot be created. The virtual-time jobs' pool, and the real-time engine's.
 class RunPool {
  public:
-  explicit RunPool(uint32_t n);
+  explicit RunPool(uint32_t n, uint32_t data_bytes = 9216);
   ~RunPool();
   RunPool(const RunPool&) = delete;
   RunPool& operator=(const RunPool&) = delete;
@@ -107,12 +127,16 @@ struct RealtimeStats {
   uint64_t iterations = 0;   // poll-loop iterations of the calling lcore
   uint64_t rx_bursts = 0;
   uint64_t timer_calls = 0;
-  uint64_t tx_refused = 0;   // frames the ethdev did not take (freed, counted as wire drops)
+  uint64_t tx_refused = 0;   // frames the ethdev did not take at an attempt (kept and offered
+                             // again: a frame refused twice counts twice)
   uint64_t idle_sleeps = 0;  // sleeps of the idle backoff (RealtimeOptions::idle_sleep_ns)
 };
 
 class RealtimeEngine {
  public:
+  /// Frames per rx and tx burst: a node's rx() is given at most this many at once.
+  static constexpr uint16_t kBurst = 32;
+
   /// Creates the mempool and one started ethdev port per link end. EAL must be running.
   /// Throws std::runtime_error naming the device and rte_strerror's reason on failure.
   RealtimeEngine(const Topology& topo, const std::vector<LinkOptions>& links,
@@ -124,7 +148,7 @@ class RealtimeEngine {
   RealtimeEngine& operator=(const RealtimeEngine&) = delete;
 
   /// The pool nodes allocate packets from.
-  rte_mempool* pool() const noexcept { return pool_; }
+  rte_mempool* pool() const noexcept { return pool_->get(); }
   /// Its data room per mbuf (RealtimeOptions::mbuf_data_bytes, capped for af_xdp).
   uint32_t mbuf_data_bytes() const noexcept { return mbuf_data_bytes_; }
 
@@ -138,8 +162,20 @@ class RealtimeEngine {
   void stop() noexcept { stop_.store(true, std::memory_order_relaxed); }
 
   /// Polls until stop() or `duration_ns` of real time has passed; returns the engine time
-  /// reached. Engine time is 0 at construction. Workers (if placed) run until it returns.
+  /// reached. Engine time is 0 at construction (or reset_clock()). Workers (if placed) run
+  /// until it returns.
   TimeNs run_for(TimeNs duration_ns);
+  /// One iteration of run_for()'s loop on the calling lcore, for a caller with a loop of its
+  /// own: every node (all must be on the caller: no node_lcore placement), the periodic
+  /// callbacks, then the idle backoff. Returns the engine time the nodes were given. Throws
+  /// std::logic_error (first call) if a node is not attached or placed on another lcore.
+  TimeNs poll();
+  /// Engine time now (ns since construction or reset_clock(), from the TSC).
+  TimeNs now_ns() const noexcept { return clock_ns(); }
+  /// Makes engine time 0 now, with the wall clock at zero: for a run whose time 0 is an
+  /// instant shared with other processes (rocemu-host waits for --start-at, then resets).
+  /// Call before the first run_for()/poll(): nodes keep the times they were given.
+  void reset_clock() noexcept;
   /// The wall clock (CLOCK_REALTIME, ns since 1970) at engine time 0: what real-time
   /// captures add to engine time so their packets show the hour they were sent.
   TimeNs wall_clock_at_zero_ns() const noexcept { return wall0_ns_; }
@@ -148,13 +184,16 @@ class RealtimeEngine {
   const WireCounters& counters(PortRef p) const { return ports_.at(port_base_.at(p.node) + p.port).wire; }
   /// True if topology node `index` is hosted by another process (no ethdev, never polled).
   bool external(uint32_t index) const { return external_.at(index); }
-  const RealtimeStats& stats() const noexcept { return stats_; }
+  /// Counters of run_for() and poll() so far.
+  RealtimeStats stats() const noexcept;
   /// The ethdev port id of a node port. Throws std::invalid_argument for an external node.
   uint16_t ethdev_port(PortRef p) const;
 
  private:
   struct alignas(64) Port {
     TimeNs wire_free_at = 0;
+    uint16_t pending_n = 0;  // frames the ethdev refused, first in pending[]
+    std::array<rte_mbuf*, kBurst> pending{};
     uint64_t rate_bps = 0;
     uint32_t node = 0;
     uint16_t index = 0;
@@ -183,6 +222,13 @@ class RealtimeEngine {
   /// One pass over the lcore's nodes; returns `now` if a frame moved or a timer fired,
   /// else the earliest next event (node deadline, wire free) or kNever.
   TimeNs poll_once(Lcore& lc, TimeNs now) noexcept;
+  /// Offers port `p`'s frames: the refused ones first, then new ones while its wire is
+  /// free. Returns `now` if any moved or some wait, else when its wire is free (or kNever).
+  TimeNs transmit(Lcore& lc, Node& node, Port& p, TimeNs now) noexcept;
+  /// Runs the periodic callbacks due at `now`; returns min(next, the earliest next one).
+  TimeNs run_periodic(TimeNs now, TimeNs next);
+  /// The nodes of the calling lcore; throws std::logic_error if any is not attached.
+  void check_attached() const;
   static int worker_main(void* arg);
 
   std::vector<Node*> nodes_;
@@ -192,7 +238,7 @@ class RealtimeEngine {
   std::vector<Periodic> periodic_;
   std::vector<uint32_t> node_lcore_;
   std::vector<bool> external_;  // per node
-  rte_mempool* pool_ = nullptr;
+  std::unique_ptr<RunPool> pool_;  // freed after the ports are closed (destructor body)
   uint64_t tsc0_ = 0;
   TimeNs wall0_ns_ = 0;  // CLOCK_REALTIME when tsc0_ was read
   uint64_t tsc_hz_ = 0;
@@ -203,6 +249,12 @@ class RealtimeEngine {
   uint32_t instance_ = 0;
   std::atomic<bool> stop_{false};
   RealtimeStats stats_;
+  // poll(): the caller's lcore and idle backoff, made at the first call.
+  struct Stepper {
+    Lcore lc;
+    IdleBackoff idle;
+  };
+  std::unique_ptr<Stepper> stepper_;
 };
 
 }  // namespace rocemu::fabric

@@ -28,13 +28,6 @@ std::string port_dev(const RunConfig& cfg, PortRef p) {
 
 }  // namespace
 
-std::string mac_string(const MacAddr& m) {
-  char buf[18];
-  std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4],
-                m[5]);
-  return buf;
-}
-
 std::vector<HostPlanRow> host_plan(const RunConfig& cfg) {
   const Topology& t = cfg.topology.topology;
   std::vector<HostPlanRow> rows;
@@ -69,8 +62,8 @@ std::vector<HostPlanRow> host_plan(const RunConfig& cfg) {
 std::string plan_tsv(const std::vector<HostPlanRow>& rows) {
   std::string s = "host\tipv4\thost_mac\tgateway_mac\tswitch_dev\thost_dev\trate_bps\n";
   for (const auto& r : rows)
-    s += r.host + "\t" + ipv4_to_string(r.ipv4) + "\t" + mac_string(r.host_mac) + "\t" +
-         mac_string(r.gateway_mac) + "\t" + r.switch_dev + "\t" + r.host_dev + "\t" +
+    s += r.host + "\t" + ipv4_to_string(r.ipv4) + "\t" + mac_to_string(r.host_mac) + "\t" +
+         mac_to_string(r.gateway_mac) + "\t" + r.switch_dev + "\t" + r.host_dev + "\t" +
          std::to_string(r.rate_bps) + "\n";
   return s;
 }

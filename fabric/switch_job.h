@@ -51,8 +51,6 @@ struct SwitchLinkRow {
 std::vector<SwitchLinkRow> switch_links(const RunConfig& cfg);
 /// Tab-separated: header `link a_node b_node a_dev b_dev rate_bps`, one line per row.
 std::string switch_links_tsv(const std::vector<SwitchLinkRow>& rows);
-/// "02:52:00:01:00:00" for `m`.
-std::string mac_string(const MacAddr& m);
 
 /// Counters of one switch port at the end of a run.
 struct SwitchPortStats {

@@ -1,8 +1,6 @@
 // topology_config.cc — [topology] from TOML into Topology + LinkOptions, all errors at once.
 #include "fabric/topology_config.h"
 
-#include <arpa/inet.h>
-
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -45,13 +43,12 @@ Topology read_explicit(ConfigReader& top, std::vector<LinkOptions>& opts,
       if (t.find(name) >= 0) n.error("name", "duplicate node name");
       const uint32_t idx = t.add_node(name, kind == "switch" ? NodeKind::kSwitch : NodeKind::kHost);
       if (!ip.empty()) {
-        in_addr a{};
         if (kind != "host") {
           n.error("ipv4", "only hosts have an address");
-        } else if (inet_pton(AF_INET, ip.c_str(), &a) != 1) {
-          n.error("ipv4", "not a dotted IPv4 address");
+        } else if (const auto a = parse_ipv4(ip)) {
+          t.mutable_nodes()[idx].ipv4 = *a;
         } else {
-          t.mutable_nodes()[idx].ipv4 = ntohl(a.s_addr);
+          n.error("ipv4", "not a dotted IPv4 address");
         }
       }
     }

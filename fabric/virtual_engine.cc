@@ -10,16 +10,6 @@
 
 namespace rocemu::fabric {
 
-namespace {
-// Min-heap order: earlier time first, then earlier insertion (deterministic tie-break).
-struct Later {
-  template <class E>
-  bool operator()(const E& a, const E& b) const noexcept {
-    return a.t != b.t ? a.t > b.t : a.seq > b.seq;
-  }
-};
-}  // namespace
-
 VirtualEngine::VirtualEngine(const Topology& topo, std::vector<LinkOptions> links, uint64_t seed) {
   const auto& tn = topo.nodes();
   nodes_.assign(tn.size(), nullptr);
@@ -46,8 +36,11 @@ VirtualEngine::VirtualEngine(const Topology& topo, std::vector<LinkOptions> link
 }
 
 VirtualEngine::~VirtualEngine() {
-  for (auto& e : heap_)
-    if (e.m) rte_pktmbuf_free(e.m);
+  for (const auto& e : heap_.items())
+    if (e.m) rte_pktmbuf_free(e.m);  // kFlight events hold no mbuf: it is in the queue
+  for (auto& p : ports_)
+    for (uint32_t i = 0; i < p.flight_n; ++i)
+      rte_pktmbuf_free(p.flight[(p.flight_head + i) & (p.flight.size() - 1)].m);
 }
 
 void VirtualEngine::attach(uint32_t index, Node* node) {
@@ -73,8 +66,24 @@ void VirtualEngine::every(TimeNs period_ns, PeriodicFn fn, TimeNs first_ns) {
 }
 
 void VirtualEngine::push(TimeNs t, Kind kind, uint32_t node, uint16_t port, rte_mbuf* m) {
-  heap_.push_back(Event{t, seq_++, m, node, port, kind});
-  std::push_heap(heap_.begin(), heap_.end(), Later{});
+  heap_.push(Event{t, seq_++, m, node, port, kind});
+}
+
+void VirtualEngine::fly(Port& p, TimeNs t, rte_mbuf* m) {
+  if (p.flight_n == p.flight.size()) {  // grow (amortised; bounded by the frames in flight)
+    std::vector<Port::InFlight> bigger(p.flight.empty() ? 16 : 2 * p.flight.size());
+    for (uint32_t i = 0; i < p.flight_n; ++i)
+      bigger[i] = p.flight[(p.flight_head + i) & (p.flight.size() - 1)];
+    p.flight = std::move(bigger);
+    p.flight_head = 0;
+  }
+  const uint64_t seq = seq_++;
+  p.flight[(p.flight_head + p.flight_n) & (p.flight.size() - 1)] = Port::InFlight{t, seq, m};
+  if (p.flight_n++ == 0) {
+    heap_.push(Event{t, seq, nullptr, p.node, p.index, Kind::kFlight});
+  } else {
+    ++flight_waiting_;
+  }
 }
 
 void VirtualEngine::launch(Port& p, rte_mbuf* m, TimeNs now) {
@@ -108,7 +117,7 @@ void VirtualEngine::launch(Port& p, rte_mbuf* m, TimeNs now) {
       stats_.reordered++;
       arrive += im.reorder_delay_ns;
     }
-    push(arrive, Kind::kArrival, p.peer.node, p.peer.port, m);
+    push(arrive, Kind::kArrival, p.peer.node, p.peer.port, m);  // may overtake: no queue
     if (u_dup < im.duplicate) {
       if (rte_mbuf* c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX)) {
         stats_.duplicated++;
@@ -117,7 +126,7 @@ void VirtualEngine::launch(Port& p, rte_mbuf* m, TimeNs now) {
     }
     return;
   }
-  push(arrive, Kind::kArrival, p.peer.node, p.peer.port, m);
+  fly(p, arrive, m);
 }
 
 void VirtualEngine::send(Port& p, TimeNs now) {
@@ -166,14 +175,29 @@ TimeNs VirtualEngine::run_until(TimeNs until_ns) {
     for (uint32_t n = 0; n < nodes_.size(); ++n) after_call(n, now_);
   }
   while (!heap_.empty() && !stop_) {
-    if (heap_.front().t > until_ns) break;
-    std::pop_heap(heap_.begin(), heap_.end(), Later{});
-    const Event e = heap_.back();
-    heap_.pop_back();
+    if (heap_.top().t > until_ns) break;
+    Event e = heap_.pop();
     now_ = e.t;
     stats_.events++;
+    if (e.kind == Kind::kFlight) {
+      // The head of a sending port's queue: it becomes an arrival at the peer, and the next
+      // frame on that wire (if any) takes its place in the heap with its own (t, seq).
+      Port& s = ports_[port_base_[e.node] + e.port];
+      const uint32_t mask = static_cast<uint32_t>(s.flight.size() - 1);
+      e.m = s.flight[s.flight_head].m;
+      s.flight_head = (s.flight_head + 1) & mask;
+      if (--s.flight_n > 0) {
+        --flight_waiting_;
+        const Port::InFlight& next = s.flight[s.flight_head];
+        heap_.push(Event{next.t, next.seq, nullptr, s.node, s.index, Kind::kFlight});
+      }
+      e.node = s.peer.node;
+      e.port = s.peer.port;
+      e.kind = Kind::kArrival;
+    }
     switch (e.kind) {
-      case Kind::kArrival: {
+      case Kind::kArrival:
+      case Kind::kFlight: {
         Port& p = ports_[port_base_[e.node] + e.port];
         p.wire.rx_packets++;
         p.wire.rx_bytes += rte_pktmbuf_pkt_len(e.m);
@@ -212,7 +236,7 @@ TimeNs VirtualEngine::run_until(TimeNs until_ns) {
       }
     }
   }
-  if (!stop_ && (heap_.empty() || heap_.front().t > until_ns)) now_ = std::max(now_, until_ns);
+  if (!stop_ && (heap_.empty() || heap_.top().t > until_ns)) now_ = std::max(now_, until_ns);
   stats_.wall_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
                         std::chrono::steady_clock::now() - wall0).count();
   return now_;

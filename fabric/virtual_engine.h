@@ -19,6 +19,7 @@
 #include "common/node.h"
 #include "common/rng.h"
 #include "fabric/engine_types.h"
+#include "fabric/event_heap.h"
 #include "fabric/topology_config.h"
 
 namespace rocemu::fabric {
@@ -67,10 +68,12 @@ class VirtualEngine {
   const VirtualStats& stats() const noexcept { return stats_; }
   const WireCounters& counters(PortRef p) const { return ports_.at(port_base_.at(p.node) + p.port).wire; }
   /// Number of events waiting (packets in flight, wire-free marks, timers, periodic calls).
-  size_t pending_events() const noexcept { return heap_.size(); }
+  size_t pending_events() const noexcept { return heap_.size() + flight_waiting_; }
 
  private:
-  enum class Kind : uint8_t { kArrival, kWireFree, kTimer, kPeriodic };
+  // kArrival: a packet for port (node, port), in the event. kFlight: the head of the
+  // in-flight queue of sending port (node, port) arrives at its peer (see Port::flight).
+  enum class Kind : uint8_t { kArrival, kWireFree, kTimer, kPeriodic, kFlight };
   struct Event {
     TimeNs t;
     uint64_t seq;
@@ -92,6 +95,17 @@ class VirtualEngine {
     Rng rng{0};
     PortTap* tap = nullptr;
     WireCounters wire;
+    // Frames on this wire, in launch order. Without impairments they also arrive in that
+    // order (arrival = wire free + a fixed delay), so only the head is an event in the
+    // heap (kFlight, with the head's own time and sequence): the heap holds one arrival
+    // per busy link instead of one per frame in flight, and pops in the same order.
+    struct InFlight {
+      TimeNs t;
+      uint64_t seq;
+      rte_mbuf* m;
+    };
+    std::vector<InFlight> flight;  // ring buffer, capacity a power of two
+    uint32_t flight_head = 0, flight_n = 0;
   };
   struct Periodic {
     TimeNs period_ns;
@@ -99,6 +113,8 @@ class VirtualEngine {
   };
 
   void push(TimeNs t, Kind kind, uint32_t node, uint16_t port, rte_mbuf* m);
+  /// Puts `m`, arriving at `t`, on port p's in-flight queue (an event if it is the head).
+  void fly(Port& p, TimeNs t, rte_mbuf* m);
   void send(Port& p, TimeNs now);       // asks the node for one packet on an idle port
   void after_call(uint32_t node, TimeNs now);  // kicks idle ports, re-arms the timer
   void arm_timer(uint32_t node, TimeNs now);
@@ -110,7 +126,8 @@ class VirtualEngine {
   std::vector<TimeNs> timer_at_;     // the pending timer event's time per node, kNever if none
   std::vector<TimeNs> fired_at_;     // when on_timer last ran per node
   std::vector<Periodic> periodic_;
-  std::vector<Event> heap_;          // min-heap on (t, seq)
+  EventHeap<Event> heap_;      // min-heap on (t, seq)
+  size_t flight_waiting_ = 0;  // in-flight frames behind a queue's head (not in heap_)
   uint64_t seq_ = 0;
   TimeNs now_ = 0;
   bool started_ = false;

@@ -1,27 +1,18 @@
 // host_run.cc — rocemu-host's checks, start instant and poll loop (see host_run.h).
 #include "apps/host/host_run.h"
 
-#include <net/if.h>
-#include <netinet/in.h>
-#include <rte_mbuf.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
-#include "apps/interop/dpdk_port.h"
-#include "apps/interop/endpoint.h"
-#include "fabric/idle_backoff.h"
 #include "fabric/eal.h"
+#include "fabric/kernel_iface.h"
 #include "fabric/realtime_engine.h"
 #include "fabric/workload/progress.h"
 #include "fabric/workload_fabric.h"
@@ -32,16 +23,11 @@ namespace rocemu::apps {
 
 namespace {
 
-constexpr uint16_t kBurst = 32;
 constexpr TimeNs kPullIntervalNs = 10 * kNsPerUs;  // as the engines' queue_sample_ns
-constexpr uint32_t kMaxPoolMbufs = 8191;
+constexpr uint32_t kMaxPoolMbufs = 8191;           // the host's own frames
+constexpr uint32_t kRxRingMbufs = 4096;            // and the port's receive ring
+constexpr uint32_t kMbufDataBytes = 2048;          // af_packet's default frames: IB MTU 1024
 constexpr int64_t kStartFileWaitNs = 60'000'000'000;  // --start-file: give up after 60 s
-
-std::string mac_text(const MacAddr& m) {
-  char s[24];
-  std::snprintf(s, sizeof s, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
-  return s;
-}
 
 /// Sleeps until CLOCK_REALTIME reaches `at_ns` (the last 2 ms spinning, for precision).
 void wait_until(int64_t at_ns) {
@@ -86,25 +72,6 @@ int64_t realtime_ns() noexcept {
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-uint32_t iface_ipv4(const std::string& iface) {
-  if (iface.empty() || iface.size() >= IFNAMSIZ) return 0;
-  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  ifreq ifr{};
-  std::strncpy(ifr.ifr_name, iface.c_str(), IFNAMSIZ - 1);
-  const int rc = ::ioctl(fd, SIOCGIFADDR, &ifr);
-  ::close(fd);
-  if (rc != 0) return 0;
-  return ntohl(reinterpret_cast<const sockaddr_in*>(&ifr.ifr_addr)->sin_addr.s_addr);
-}
-
-bool iface_mac(const std::string& iface, MacAddr& out) {
-  if (iface.empty() || iface.find('/') != std::string::npos) return false;
-  std::ifstream f("/sys/class/net/" + iface + "/address");
-  std::string s;
-  return static_cast<bool>(f >> s) && interop::parse_mac(s, out);
-}
-
 std::vector<std::string> check_host_run(const fabric::RunConfig& cfg, const HostOptions& o,
                                         int64_t now_ns, std::vector<std::string>& warnings) {
   std::vector<std::string> err;
@@ -116,9 +83,10 @@ std::vector<std::string> check_host_run(const fabric::RunConfig& cfg, const Host
   if (node < 0 || t.node(static_cast<uint32_t>(node)).kind != NodeKind::kHost) {
     err.push_back("--host=" + o.host + ": not a host of the topology (hosts: " + hosts + ")");
   }
-  MacAddr mac{};
-  const bool has_mac = iface_mac(o.iface, mac);
-  const uint32_t ip = has_mac ? iface_ipv4(o.iface) : 0;
+  const std::optional<MacAddr> own_mac = fabric::iface_mac(o.iface);
+  const bool has_mac = own_mac.has_value();
+  const MacAddr mac = own_mac.value_or(MacAddr{});
+  const uint32_t ip = has_mac ? fabric::iface_ipv4(o.iface).value_or(0) : 0;
   if (!has_mac) {
     err.push_back("-d " + o.iface +
                   ": no such interface with a MAC address (in this network namespace)");
@@ -131,16 +99,15 @@ std::vector<std::string> check_host_run(const fabric::RunConfig& cfg, const Host
       err.push_back("-d " + o.iface + ": has IPv4 " + ipv4_to_string(ip) + " but host " + o.host +
                     " is " + ipv4_to_string(n.ipv4) + " in the topology");
     if (!n.ports.empty() && mac != n.ports[0].mac)
-      warnings.push_back("-d " + o.iface + ": MAC " + mac_text(mac) +
-                         " differs from the topology's " + mac_text(n.ports[0].mac) + " for " +
+      warnings.push_back("-d " + o.iface + ": MAC " + mac_to_string(mac) +
+                         " differs from the topology's " + mac_to_string(n.ports[0].mac) + " for " +
                          o.host + " (frames carry the topology's)");
   }
   if (has_mac) {
     // The largest frame's IP packet: payload + IPv4 20 + UDP 8 + BTH 12 + RETH 16 + ICRC 4.
     const uint32_t ip_bytes = cfg.nic_params.mtu_bytes + 60;
-    std::ifstream f("/sys/class/net/" + o.iface + "/mtu");
-    uint32_t iface_mtu = 0;
-    if (f >> iface_mtu && iface_mtu < ip_bytes)
+    const uint32_t iface_mtu = fabric::iface_mtu(o.iface).value_or(ip_bytes);
+    if (iface_mtu < ip_bytes)
       err.push_back("-d " + o.iface + ": MTU " + std::to_string(iface_mtu) + " is below the " +
                     std::to_string(ip_bytes) + "-byte packets of [nic] mtu_bytes = " +
                     std::to_string(cfg.nic_params.mtu_bytes) + " (ip link set " + o.iface +
@@ -184,10 +151,9 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
     if (wcfg.hosts[h].id == node) local = static_cast<int32_t>(h);
   if (local < 0) throw std::invalid_argument("host " + o.host + " takes no part in the workload");
 
-  fabric::EalOptions eo;
+  fabric::EalOptions eo;  // the engine opens the port
   eo.program = "rocemu-host";
-  eo.user_args = {"--vdev=net_af_packet0,iface=" + o.iface + ",framecnt=4096,qdisc_bypass=1",
-                  "--log-level", "lib.eal:error"};
+  eo.user_args = {"--log-level", "lib.eal:error"};
   eo.user_args.insert(eo.user_args.end(), o.eal_args.begin(), o.eal_args.end());
   fabric::eal_start(eo);
 
@@ -196,21 +162,33 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
   fabric::WorkloadResult r;
   std::vector<fabric::FlowFailure> failures;
   {
-    interop::ExternalPort port("net_af_packet0", 4095, 1024);
+    // The real-time engine with every other node external: this host's one link end is an
+    // af_packet port on -d, the rest of the network lives in other processes.
+    fabric::RealtimeOptions ro;
+    ro.backend = fabric::PortBackend::kAfPacket;
+    ro.external_nodes.assign(t.nodes().size(), true);
+    ro.external_nodes[node] = false;
+    ro.pool_mbufs = std::min(cfg.testbed.pool_mbufs, kMaxPoolMbufs) + kRxRingMbufs;
+    ro.mbuf_data_bytes = kMbufDataBytes;
+    ro.af_packet = fabric::AfPacketRing{4096, 0};
+    ro.idle_sleep_ns = o.idle_sleep_ns.value_or(cfg.testbed.idle_sleep_ns);
+    std::vector<fabric::LinkOptions> links = cfg.topology.links;
+    links.resize(t.links().size());
+    const TopoLink& own = t.links().at(t.node(node).ports.at(0).link);
+    (own.a.node == node ? links[t.node(node).ports[0].link].a_dev
+                        : links[t.node(node).ports[0].link].b_dev) = o.iface;
     const uint32_t frame_bytes = cfg.nic_params.mtu_bytes + 74 + 4;  // + VLAN slack
-    const uint32_t room = rte_pktmbuf_data_room_size(port.pool()) - RTE_PKTMBUF_HEADROOM;
-    if (frame_bytes > room)
+    if (frame_bytes > kMbufDataBytes)
       throw std::runtime_error("[nic] mtu_bytes = " + std::to_string(cfg.nic_params.mtu_bytes) +
                                ": frames of " + std::to_string(frame_bytes) +
-                               " bytes do not fit the port's " + std::to_string(room) +
+                               " bytes do not fit the port's " + std::to_string(kMbufDataBytes) +
                                "-byte receive buffers (use mtu_bytes <= 1024)");
-    fabric::RunPool pool(std::min(cfg.testbed.pool_mbufs, kMaxPoolMbufs));
+    fabric::RealtimeEngine e(t, links, ro);
     fabric::WorkloadFabricOptions fo;
     fo.local_host = local;
     fo.sink = sink;
-    fabric::WorkloadFabric f(cfg, wcfg, pool.get(), cfg.workload_qps_per_pair, fo);
-    Node* n = f.node(node);
-    const uint64_t rate_bps = t.links().at(t.node(node).ports.at(0).link).rate_bps;
+    fabric::WorkloadFabric f(cfg, wcfg, e.pool(), cfg.workload_qps_per_pair, fo);
+    e.attach(node, f.node(node));
     const TimeNs limit_ns = o.time_limit_ns.value_or(cfg.testbed.time_limit_ns);
     // Ready: the port receives and every QP is connected, so a peer's frames from now on are
     // queued on the port, not lost. With --start-file the start instant is set only once
@@ -229,59 +207,31 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
                 static_cast<double>(start_at - realtime_ns()) / 1e9);
     std::fflush(stdout);
     wait_until(start_at);
-    const TimeNs t0 = interop::tsc_now_ns();
-    f.pull(0, 2 * kPullIntervalNs);  // workload time 0 = engine time 0 = the start instant
+    e.reset_clock();  // workload time 0 = engine time 0 = the start instant
+    f.pull(0, 2 * kPullIntervalNs);
     // In real time, workload time is wall time: "sim" in the line is the workload clock.
     workload::Progress progress(wcfg.params.start_ns, std::min(limit_ns, wcfg.params.stop_ns()));
-    rte_mbuf* rx[kBurst];
-    rte_mbuf* pending[kBurst];
-    uint16_t pending_n = 0;
-    TimeNs wire_free_ns = 0, next_pull_ns = kPullIntervalNs, now = 0;
-    fabric::IdleBackoff idle({.max_sleep_ns = o.idle_sleep_ns.value_or(cfg.testbed.idle_sleep_ns)});
-    while (true) {
-      now = interop::tsc_now_ns() - t0;
-      const uint16_t got = port.rx(rx, kBurst);
-      if (got > 0) n->rx(0, rx, got, now);
-      bool busy = got > 0;
-      const TimeNs deadline = n->next_deadline();
-      if (deadline <= now) {
-        n->on_timer(now);
-        busy = true;
-      }
-      while (pending_n < kBurst && now >= wire_free_ns) {
-        rte_mbuf* m = n->tx(0, now);
-        if (!m) break;
-        busy = true;
-        wire_free_ns =
-            std::max(now, wire_free_ns) + serialization_ns(rte_pktmbuf_pkt_len(m), rate_bps);
-        pending[pending_n++] = m;
-      }
-      if (pending_n > 0) {  // frames the port refuses now are offered again, never dropped
-        const uint16_t sent = port.tx(pending, pending_n);
-        for (uint16_t i = sent; i < pending_n; ++i) pending[i - sent] = pending[i];
-        pending_n = static_cast<uint16_t>(pending_n - sent);
-      }
-      if (idle.enabled()) {
-        TimeNs next = std::min(deadline, next_pull_ns);
-        if (now < wire_free_ns) next = std::min(next, wire_free_ns);
-        idle.after_iteration(busy || pending_n > 0, now, next);
-      }
-      if (now < next_pull_ns) continue;
-      next_pull_ns = now + kPullIntervalNs;
+    bool hit_limit = false;
+    e.every(kPullIntervalNs, [&](TimeNs now) {
       f.pull(now, 2 * kPullIntervalNs);
       if (auto line = progress.update(now, f.flows_finished(), now))
         std::fprintf(stderr, "rocemu-host %s: %s\n", o.host.c_str(), line->c_str());
-      if (now >= limit_ns) break;
+      if (now >= limit_ns) {
+        hit_limit = true;
+        e.stop();
+      }
+      // This host's flows are over and the workload's last start + grace has passed: the
+      // peers' flows to us are done, or have had their time.
       const TimeNs last = f.last_start_ns();
-      if (f.settled() && last != kNever && now >= std::max<TimeNs>(last, 0) + o.grace_ns) break;
-    }
-    if (pending_n > 0) rte_pktmbuf_free_bulk(pending, pending_n);
+      if (f.settled() && last != kNever && now >= std::max<TimeNs>(last, 0) + o.grace_ns) e.stop();
+    });
+    const TimeNs now = e.run_for(kNever);
     r = f.result(("host:" + o.host).c_str(), now);
     r.wall_ns = now;  // the loop ran in real time: engine time is wall time since the start
     failures = f.failures();
     print_nic_counters(o.host, f.host(node), now);
     std::printf("rocemu-host: %s stopped at %.3f ms of workload time%s\n", o.host.c_str(),
-                static_cast<double>(now) / 1e6, now >= limit_ns ? " (time limit)" : "");
+                static_cast<double>(now) / 1e6, hit_limit ? " (time limit)" : "");
   }
   fabric::unmap_shared_sink_region(sink, region);
   for (const fabric::FlowFailure& ff : failures) {
@@ -290,7 +240,7 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
     std::fprintf(stderr, "rocemu-host: flow %llu %s -> %s (%s, %llu bytes) failed: %s%s\n",
                  static_cast<unsigned long long>(ff.flow.id), o.host.c_str(), dst.c_str(),
                  ip.c_str(), static_cast<unsigned long long>(ff.flow.size_bytes),
-                 interop::wc_status_name(ff.status),
+                 nic::wc_status_name(ff.status),
                  timeout ? (" (timeout: no answer from " + ip + "; is rocemu-host running for " +
                             dst + " and the link up?)")
                                .c_str()

@@ -1,16 +1,16 @@
 // host_run.h — one host of a workload run as its own process (rocemu-host): the checks
-// before anything starts, the wait for the common start instant, and the poll loop of the
-// host's RoceHost on one DPDK af_packet port (docs/workload_runs.md "Host processes in
+// before anything starts, the wait for the common start instant, and the run of the host's
+// RoceHost on fabric's real-time engine (docs/workload_runs.md "Host processes in
 // namespaces").
 //
 // Time: the process waits (sleep, then a short spin) until CLOCK_REALTIME reaches
-// --start-at, reads the TSC there once and from then on passes `now` = TSC ns since that
-// instant, so workload time 0 = --start-at in every process (to the accuracy of the hosts'
-// clock, one machine here). The loop is the real-time engine's (fabric/realtime_engine.cc
-// poll_once) for a single node: rx burst -> node, timers, and tx while the emulated wire
-// is free (port rate of the host's topology link). It stops when this host's own flows are
-// over and the workload's last flow start + grace has passed (peers' flows to us are then
-// done, or have had their time), or at the time limit.
+// --start-at and resets the engine's clock there, so workload time 0 = --start-at in every
+// process (to the accuracy of the hosts' clock, one machine here). The engine runs the
+// topology with every node but this host external: one af_packet port on -d, rx burst ->
+// node, timers, and tx while the emulated wire is free (port rate of the host's topology
+// link). Its periodic callback schedules the flows and stops the run when this host's own
+// flows are over and the workload's last flow start + grace has passed (peers' flows to us
+// are then done, or have had their time), or at the time limit.
 #pragma once
 
 #include <cstdint>
@@ -21,11 +21,6 @@
 #include "fabric/run_config.h"
 
 namespace rocemu::apps {
-
-/// The IPv4 address (host order) of kernel interface `iface`; 0 if it has none or does not exist.
-uint32_t iface_ipv4(const std::string& iface);
-/// The MAC of `iface` from /sys/class/net; false if it does not exist.
-bool iface_mac(const std::string& iface, MacAddr& out);
 
 /// Checks that would make a run pointless, with a message for each: `host` names a host of
 /// cfg's topology, the run has a [workload], `iface` exists with a MAC and an IPv4 address

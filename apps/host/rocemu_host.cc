@@ -52,8 +52,8 @@ int main(int argc, char** argv) {
       const Topology& t = cfg.topology.topology;
       for (uint32_t h : t.hosts()) {
         const auto& m = t.node(h).ports.empty() ? MacAddr{} : t.node(h).ports[0].mac;
-        std::printf("%s %s %02x:%02x:%02x:%02x:%02x:%02x\n", t.node(h).name.c_str(),
-                    ipv4_to_string(t.node(h).ipv4).c_str(), m[0], m[1], m[2], m[3], m[4], m[5]);
+        std::printf("%s %s %s\n", t.node(h).name.c_str(), ipv4_to_string(t.node(h).ipv4).c_str(),
+                    mac_to_string(m).c_str());
       }
       return 0;
     }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
+#include <vector>
 
 #include "apps/interop/arp_reply.h"
 #include "common/wire.h"
@@ -41,60 +42,76 @@ bool is_read_response(const uint8_t* frame, uint32_t len) noexcept {
 }
 }  // namespace
 
-TimeNs Endpoint::poll() noexcept {
-  const TimeNs now = tsc_now_ns();
-  rte_mbuf* rx[kBurst];
-  const uint16_t n = port_.rx(rx, kBurst);
-  rte_mbuf* roce[kBurst];
+Endpoint::Endpoint(const EndpointPort& port, const EndpointAddress& self,
+                   const EndpointAddress& peer)
+    : topo_(two_host_topology(self, peer, port.link_rate_bps)) {
+  if (port.backend != fabric::PortBackend::kAfPacket && port.backend != fabric::PortBackend::kAfXdp)
+    throw std::invalid_argument("endpoint: the port must be af_packet or af_xdp");
+  fabric::RealtimeOptions ro;
+  ro.backend = port.backend;
+  ro.pool_mbufs = port.pool_mbufs;
+  ro.mbuf_data_bytes = port.mbuf_data_bytes;
+  ro.af_packet = port.af_packet;
+  ro.external_nodes = {false, true};  // the peer: another process or the guest
+  ro.idle_sleep_ns = port.idle_sleep_ns;
+  std::vector<fabric::LinkOptions> links(1);
+  links[0].a_dev = port.iface;
+  engine_ = std::make_unique<fabric::RealtimeEngine>(topo_, links, ro);
+  front_.self = self;
+}
+
+Endpoint::~Endpoint() = default;
+
+void Endpoint::attach(nic::RoceHost& host) {
+  front_.host = &host;
+  engine_->attach(0, &front_);
+}
+
+Endpoint::Front::~Front() {
+  for (uint16_t i = 0; i < arp_n; ++i) rte_pktmbuf_free(arp[(arp_head + i) % kMaxArp]);
+}
+
+void Endpoint::Front::rx(uint16_t port, rte_mbuf* const* pkts, uint16_t n, TimeNs now) noexcept {
+  rte_mbuf* roce[fabric::RealtimeEngine::kBurst];
   uint16_t nroce = 0;
   for (uint16_t i = 0; i < n; ++i) {
-    rte_mbuf* m = rx[i];
+    rte_mbuf* m = pkts[i];
     auto* frame = rte_pktmbuf_mtod(m, uint8_t*);
-    if (m->nb_segs == 1 && is_arp_request_for(frame, rte_pktmbuf_data_len(m), self_.ipv4)) {
-      make_arp_reply_in_place(frame, self_.mac);
+    if (m->nb_segs == 1 && is_arp_request_for(frame, rte_pktmbuf_data_len(m), self.ipv4)) {
+      if (arp_n == kMaxArp) {  // a flood of requests: the peer asks again
+        rte_pktmbuf_free(m);
+        continue;
+      }
+      make_arp_reply_in_place(frame, self.mac);
       rte_pktmbuf_data_len(m) = kArpFrameBytes;
       rte_pktmbuf_pkt_len(m) = kArpFrameBytes;
-      if (port_.tx(&m, 1) == 1) {
-        ++arp_replies_;
-      } else {
-        rte_pktmbuf_free(m);
-      }
+      arp[(arp_head + arp_n++) % kMaxArp] = m;
       continue;
     }
-    if (read_response_loss_ > 0 && is_read_response(frame, rte_pktmbuf_data_len(m)) &&
-        loss_rng_.uniform() < read_response_loss_) {
-      ++read_responses_dropped_;
+    if (read_response_loss > 0 && is_read_response(frame, rte_pktmbuf_data_len(m)) &&
+        loss_rng.uniform() < read_response_loss) {
+      ++read_responses_dropped;
       rte_pktmbuf_free(m);
       continue;
     }
     roce[nroce++] = m;  // the RoceHost counts and frees what is not RoCEv2 for it
+    if (nroce == fabric::RealtimeEngine::kBurst) {
+      host->rx(port, roce, nroce, now);
+      nroce = 0;
+    }
   }
-  if (nroce > 0) host_.rx(0, roce, nroce, now);
-  bool busy = n > 0;
-  const TimeNs deadline = host_.next_deadline();
-  if (deadline <= now) {
-    host_.on_timer(now);
-    busy = true;
-  }
+  if (nroce > 0) host->rx(port, roce, nroce, now);
+}
 
-  if (pending_n_ == 0) {
-    while (pending_n_ < kBurst) {
-      rte_mbuf* m = host_.tx(0, now);
-      if (m == nullptr) break;
-      pending_[pending_n_++] = m;
-    }
+rte_mbuf* Endpoint::Front::tx(uint16_t port, TimeNs now) noexcept {
+  if (arp_n > 0) {
+    rte_mbuf* m = arp[arp_head];
+    arp_head = static_cast<uint16_t>((arp_head + 1) % kMaxArp);
+    --arp_n;
+    ++arp_replies;
+    return m;
   }
-  busy = busy || pending_n_ > 0;
-  if (pending_n_ > 0) {
-    const uint16_t sent = port_.tx(pending_.data(), pending_n_);
-    if (sent < pending_n_) {
-      ++tx_retries_;
-      for (uint16_t i = sent; i < pending_n_; ++i) pending_[i - sent] = pending_[i];
-    }
-    pending_n_ = static_cast<uint16_t>(pending_n_ - sent);
-  }
-  if (idle_.enabled()) idle_.after_iteration(busy, now, deadline);
-  return now;
+  return host->tx(port, now);
 }
 
 void Endpoint::recv_polling(TcpChannel& ch, void* buf, size_t n, int timeout_ms) {
@@ -114,7 +131,7 @@ void Endpoint::recv_polling(TcpChannel& ch, void* buf, size_t n, int timeout_ms)
 }
 
 std::string Endpoint::counters_report() const {
-  const nic::NicCounters& c = host_.counters();
+  const nic::NicCounters& c = front_.host->counters();
   char line[256];
   std::string out;
   std::snprintf(line, sizeof line,
@@ -127,13 +144,13 @@ std::string Endpoint::counters_report() const {
                 (unsigned long long)c.read_responses_sent, (unsigned long long)c.acks_sent,
                 (unsigned long long)c.acks_received, (unsigned long long)c.naks_sent,
                 (unsigned long long)c.naks_received, (unsigned long long)c.timeouts,
-                (unsigned long long)arp_replies_);
+                (unsigned long long)front_.arp_replies);
   out += line;
-  out += "rocemu: " + nic::pfc_and_pool_text(c, host_.paused_ns_total(tsc_now_ns())) + "\n";
-  if (read_response_loss_ > 0) {
+  out += "rocemu: " + nic::pfc_and_pool_text(c, front_.host->paused_ns_total(now_ns())) + "\n";
+  if (front_.read_response_loss > 0) {
     std::snprintf(line, sizeof line,
                   "rocemu: READ responses dropped on purpose (loss %.3f): %llu\n",
-                  read_response_loss_, (unsigned long long)read_responses_dropped_);
+                  front_.read_response_loss, (unsigned long long)front_.read_responses_dropped);
     out += line;
   }
   for (int r = 1; r < nic::kNumRxDrops; ++r) {
@@ -143,19 +160,6 @@ std::string Endpoint::counters_report() const {
     out += line;
   }
   return out;
-}
-
-bool parse_mac(const std::string& s, MacAddr& out) noexcept {
-  unsigned v[6];
-  char tail = 0;
-  if (std::sscanf(s.c_str(), "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-                  &tail) != 6)
-    return false;
-  for (int i = 0; i < 6; ++i) {
-    if (v[i] > 0xff) return false;
-    out[i] = static_cast<uint8_t>(v[i]);
-  }
-  return true;
 }
 
 }  // namespace rocemu::interop

@@ -17,7 +17,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "apps/interop/dpdk_port.h"
 #include "apps/interop/endpoint.h"
 #include "apps/interop/scenarios.h"
 #include "apps/interop/side_channel.h"
@@ -110,8 +109,10 @@ int main(int argc, char** argv) {
   EndpointAddress self, peer;
   const auto ip = parse_ipv4(o["ip"]), peer_ip = parse_ipv4(o["peer-ip"]);
   if (!ip || !peer_ip) return usage("--ip/--peer-ip must be dotted quads");
-  if (!parse_mac(o["mac"], self.mac) || !parse_mac(o["peer-mac"], peer.mac))
-    return usage("--mac/--peer-mac must be aa:bb:cc:dd:ee:ff");
+  const auto mac = parse_mac(o["mac"]), peer_mac = parse_mac(o["peer-mac"]);
+  if (!mac || !peer_mac) return usage("--mac/--peer-mac must be aa:bb:cc:dd:ee:ff");
+  self.mac = *mac;
+  peer.mac = *peer_mac;
   if (o["vdev-kind"] != "af_packet" && o["vdev-kind"] != "af_xdp")
     return usage("--vdev-kind must be af_packet or af_xdp");
   self.ipv4 = *ip;
@@ -141,41 +142,40 @@ int main(int argc, char** argv) {
   so.peer_roce_ipv4 = peer.ipv4;
   so.server = mode != "pingpong-client";
 
-  std::unique_ptr<ExternalPort> port;
+  std::unique_ptr<Endpoint> ep;
   std::unique_ptr<nic::RoceHost> host;
   try {
-    const bool xdp = o["vdev-kind"] == "af_xdp";
-    const std::string dev = xdp ? "net_af_xdp0" : "net_af_packet0";
-    const std::string vdev = xdp ? dev + ",iface=" + o["iface"] + ",start_queue=0,queue_count=1"
-                                 : dev + ",iface=" + o["iface"] + ",framecnt=4096,qdisc_bypass=1";
-    fabric::EalOptions eo;  // the apps' one EAL bootstrap
+    fabric::EalOptions eo;  // the apps' one EAL bootstrap; the engine opens the port
     eo.program = "rocemu-interop";
     eo.no_huge_memory_mb = 256;
-    eo.user_args = {"--vdev=" + vdev, "--log-level", "lib.eal:warning"};
+    eo.user_args = {"--log-level", "lib.eal:warning"};
     fabric::eal_start(eo);
-    port = std::make_unique<ExternalPort>(dev, 8191, 1024);
-    const Topology topo = two_host_topology(self, peer, 10'000'000'000ull);
+    EndpointPort port;
+    port.iface = o["iface"];
+    port.backend =
+        o["vdev-kind"] == "af_xdp" ? fabric::PortBackend::kAfXdp : fabric::PortBackend::kAfPacket;
+    ep = std::make_unique<Endpoint>(port, self, peer);
     nic::NicParams np;
     np.max_read_jobs = 128;  // perftest's ib_read_bw asks for 128 outstanding READs (out_reads)
     np.random_qpns = true;   // as the perftest tools: not 0x11, 0x12, ...
-    host = std::make_unique<nic::RoceHost>(np, topo, 0, port->pool(), so.seed);
+    host = std::make_unique<nic::RoceHost>(np, ep->topology(), 0, ep->pool(), so.seed);
+    ep->attach(*host);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rocemu-interop: setup failed: %s\n", e.what());
     return 3;
   }
   int rc = 1;
   try {
-    Endpoint ep(*port, *host, self);
-    if (so.read_response_loss > 0) ep.set_read_response_loss(so.read_response_loss, so.seed);
-    rc = mode == "rdma-check"        ? run_rdma_check(ep, *host, so)
-         : mode == "perftest-server" ? run_perftest_server(ep, *host, so)
-                                     : run_pingpong(ep, *host, so);
+    if (so.read_response_loss > 0) ep->set_read_response_loss(so.read_response_loss, so.seed);
+    rc = mode == "rdma-check"        ? run_rdma_check(*ep, *host, so)
+         : mode == "perftest-server" ? run_perftest_server(*ep, *host, so)
+                                     : run_pingpong(*ep, *host, so);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rocemu-interop: %s\n", e.what());
     rc = 1;
   }
   std::fflush(stdout);
-  host.reset();
-  port.reset();
+  host.reset();  // frees its mbufs before the engine's pool goes
+  ep.reset();
   return rc;
 }

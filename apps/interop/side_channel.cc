@@ -115,12 +115,6 @@ std::optional<uint32_t> ipv4_of_mapped_gid(const uint8_t gid[16]) noexcept {
   return uint32_t{gid[12]} << 24 | uint32_t{gid[13]} << 16 | uint32_t{gid[14]} << 8 | gid[15];
 }
 
-std::optional<uint32_t> parse_ipv4(const std::string& s) noexcept {
-  in_addr a{};
-  if (inet_pton(AF_INET, s.c_str(), &a) != 1) return std::nullopt;
-  return ntohl(a.s_addr);
-}
-
 namespace {
 sockaddr_in make_addr(const std::string& ip, uint16_t port) {
   sockaddr_in sa{};

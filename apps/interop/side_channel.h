@@ -47,8 +47,6 @@ bool parse_perftest_key(const char* msg, size_t len, PerftestKey& out);
 void ipv4_mapped_gid_bytes(uint32_t ipv4, uint8_t out[16]) noexcept;
 /// The host-order IPv4 address of an IPv4-mapped GID, or nullopt for any other GID.
 std::optional<uint32_t> ipv4_of_mapped_gid(const uint8_t gid[16]) noexcept;
-/// "a.b.c.d" -> host order; nullopt if not a dotted quad.
-std::optional<uint32_t> parse_ipv4(const std::string& s) noexcept;
 
 /// A connected TCP socket (closed on destruction). Throws std::runtime_error on failure.
 class TcpChannel {

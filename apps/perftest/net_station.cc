@@ -1,51 +1,33 @@
 // net_station.cc — the network mode's DPDK port and RoceHost (see net_station.h).
 #include "apps/perftest/net_station.h"
 
-#include <net/if.h>
-#include <netinet/in.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 
 #include "fabric/eal.h"
+#include "fabric/kernel_iface.h"
 
 namespace rocemu::perftest {
 
 namespace {
-constexpr uint16_t kBigMbufDataBytes = 8192 + 128;  // af_packet framesz 8192 + headroom
+constexpr uint32_t kBigMbufDataBytes = 8192;  // af_packet framesz 8192 (mbufs add headroom)
 }  // namespace
 
 MacAddr iface_mac(const std::string& iface) {
-  std::ifstream f("/sys/class/net/" + iface + "/address");
-  std::string s;
-  MacAddr mac{};
-  if (!(f >> s) || !interop::parse_mac(s, mac))
-    throw std::runtime_error("interface " + iface + ": no MAC address (does it exist?)");
-  return mac;
+  if (auto mac = fabric::iface_mac(iface)) return *mac;
+  throw std::runtime_error("interface " + iface + ": no MAC address (does it exist?)");
 }
 
 uint32_t iface_ipv4(const std::string& iface) {
-  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  ifreq ifr{};
-  std::strncpy(ifr.ifr_name, iface.c_str(), IFNAMSIZ - 1);
-  const int rc = fd < 0 ? -1 : ::ioctl(fd, SIOCGIFADDR, &ifr);
-  if (fd >= 0) ::close(fd);
-  if (rc != 0)
-    throw std::runtime_error("interface " + iface + ": no IPv4 address (give --roce_ip)");
-  return ntohl(reinterpret_cast<const sockaddr_in*>(&ifr.ifr_addr)->sin_addr.s_addr);
+  if (auto ip = fabric::iface_ipv4(iface)) return *ip;
+  throw std::runtime_error("interface " + iface + ": no IPv4 address (give --roce_ip)");
 }
 
 uint32_t iface_mtu(const std::string& iface) {
-  std::ifstream f("/sys/class/net/" + iface + "/mtu");
-  uint32_t mtu = 0;
-  if (!(f >> mtu)) throw std::runtime_error("interface " + iface + ": cannot read its MTU");
-  return mtu;
+  if (auto mtu = fabric::iface_mtu(iface)) return *mtu;
+  throw std::runtime_error("interface " + iface + ": cannot read its MTU");
 }
 
 MacAddr neighbour_mac(uint32_t ipv4, const std::string& iface) {
@@ -59,12 +41,12 @@ MacAddr neighbour_mac(uint32_t ipv4, const std::string& iface) {
     std::istringstream in(line);
     std::string ip, hw, flags, mac, mask, dev;
     in >> ip >> hw >> flags >> mac >> mask >> dev;
-    MacAddr m{};
-    if (ip != want || flags == "0x0" || !interop::parse_mac(mac, m)) continue;
-    if (dev == iface) return m;
+    const auto m = parse_mac(mac);
+    if (ip != want || flags == "0x0" || !m) continue;
+    if (dev == iface) return *m;
     if (!found_elsewhere) {
       found_elsewhere = true;
-      elsewhere = m;
+      elsewhere = *m;
     }
   }
   if (found_elsewhere) return elsewhere;
@@ -77,7 +59,7 @@ interop::EndpointAddress local_address(const PerftestOptions& o) {
   me.mac = iface_mac(o.iface);
   if (o.roce_ip.empty()) {
     me.ipv4 = iface_ipv4(o.iface);
-  } else if (auto ip = interop::parse_ipv4(o.roce_ip)) {
+  } else if (auto ip = parse_ipv4(o.roce_ip)) {
     me.ipv4 = *ip;
   } else {
     throw std::runtime_error("--roce_ip " + o.roce_ip + " is not an IPv4 address");
@@ -94,20 +76,21 @@ Station::Station(const PerftestOptions& o, const interop::EndpointAddress& me,
                              std::to_string(iface_mtu(o.iface)) + ", IB MTU " +
                              std::to_string(o.mtu_bytes) + " needs at least " +
                              std::to_string(need) + " (ip link set " + o.iface + " mtu 9000)");
-  const std::string dev = "net_af_packet0";
   // fabric's EAL start (not interop's): the user's `-l`/`--lcores` after `--` replace its
   // default `-l 0`, so two processes on one machine can poll different cores.
   fabric::EalOptions eo;
   eo.program = o.tool;
-  eo.user_args = {"--vdev=" + dev + ",iface=" + o.iface + ",qdisc_bypass=1" +
-                      (big ? ",framecnt=2048,framesz=8192,blocksz=8192" : ",framecnt=4096"),
-                  "--log-level", "lib.eal:error"};
+  eo.user_args = {"--log-level", "lib.eal:error"};
   eo.user_args.insert(eo.user_args.end(), o.eal_args.begin(), o.eal_args.end());
   fabric::eal_start(eo);
-  port = std::make_unique<interop::ExternalPort>(
-      dev, big ? 4095 : 8191, 1024,
-      big ? kBigMbufDataBytes : interop::ExternalPort::kDefaultMbufDataBytes);
-  const Topology topo = interop::two_host_topology(me, peer, 10'000'000'000ull);
+  interop::EndpointPort port;
+  port.iface = o.iface;
+  port.pool_mbufs = big ? 4095 : 8191;
+  port.mbuf_data_bytes = big ? kBigMbufDataBytes : 2048;
+  port.af_packet =
+      big ? fabric::AfPacketRing{2048, kBigMbufDataBytes} : fabric::AfPacketRing{4096, 0};
+  port.idle_sleep_ns = static_cast<TimeNs>(o.idle_sleep_us) * kNsPerUs;
+  ep = std::make_unique<interop::Endpoint>(port, me, peer);
   nic::NicParams np;
   np.mtu_bytes = o.mtu_bytes;
   np.max_qps = o.num_qps + 1;
@@ -117,16 +100,14 @@ Station::Station(const PerftestOptions& o, const interop::EndpointAddress& me,
   // seeded from the kernel's entropy, not from the address (as it was) or a constant.
   std::random_device entropy;
   const uint64_t seed = uint64_t{entropy()} << 32 | entropy();
-  host = std::make_unique<nic::RoceHost>(np, topo, 0, port->pool(), seed);
-  ep = std::make_unique<interop::Endpoint>(*port, *host, me);
-  ep->set_idle_sleep(static_cast<TimeNs>(o.idle_sleep_us) * kNsPerUs);
+  host = std::make_unique<nic::RoceHost>(np, ep->topology(), 0, ep->pool(), seed);
+  ep->attach(*host);
   side.create(*host, o, half);
 }
 
 Station::~Station() {
+  host.reset();  // frees its mbufs before the engine's pool goes
   ep.reset();
-  host.reset();  // frees its mbufs before the port's pool goes
-  port.reset();
 }
 
 interop::PerftestKey Station::key(uint32_t q) const {

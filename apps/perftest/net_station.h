@@ -1,13 +1,14 @@
 // net_station.h — the DPDK side of the perftest tools' network mode: one RoceHost on one
-// net_af_packet port of a kernel interface (apps/interop's port and poll loop), plus the
+// net_af_packet port of a kernel interface (apps/interop's endpoint: fabric's real-time
+// engine with the peer as an external node), plus the
 // kernel facts it needs: the interface's MAC, IPv4 address and MTU, and a peer's MAC from
 // the kernel's neighbour table (docs/perftest.md "Network").
 //
-// Frame sizes (DPDK 22.11 net_af_packet devargs framesz/blocksz/framecnt): IB MTU 1024 frames fit af_packet's default 2 KB ring
-// frames and the port's 2 KB mbufs. Above 1024 the station asks af_packet for 8 KB ring
-// frames (`framesz=8192,blocksz=8192`) and makes its mbufs 8 KB + headroom, so a 4096-byte
-// payload plus Ethernet/IPv4/UDP/BTH/RETH/ICRC headers (4170 bytes) fits both; the kernel
-// interface's own MTU must also carry it (checked: IB MTU + 120 bytes, e.g. `ip link set
+// Frame sizes (DPDK 22.11 net_af_packet devargs framesz/blocksz/framecnt): IB MTU 1024 frames fit
+// af_packet's default 2 KB ring frames and the port's 2 KB mbufs. Above 1024 the station asks
+// af_packet for 8 KB ring frames (`framesz=8192,blocksz=8192`) and makes its mbufs 8 KB + headroom,
+// so a 4096-byte payload plus Ethernet/IPv4/UDP/BTH/RETH/ICRC headers (4170 bytes) fits both; the
+// kernel interface's own MTU must also carry it (checked: IB MTU + 120 bytes, e.g. `ip link set
 // veth0 mtu 9000`).
 #pragma once
 
@@ -16,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "apps/interop/dpdk_port.h"
 #include "apps/interop/endpoint.h"
 #include "apps/interop/side_channel.h"
 #include "apps/perftest/bench_roles.h"
@@ -43,9 +43,8 @@ interop::EndpointAddress local_address(const PerftestOptions& o);
 
 /// One DPDK port with one RoceHost facing `peer`, and the perftest Side created on it.
 struct Station {
-  std::unique_ptr<interop::ExternalPort> port;
-  std::unique_ptr<nic::RoceHost> host;
   std::unique_ptr<interop::Endpoint> ep;
+  std::unique_ptr<nic::RoceHost> host;
   Side side;
   interop::EndpointAddress self;
 

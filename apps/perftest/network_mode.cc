@@ -144,7 +144,7 @@ void Session::setup() {
   // client connected (or the --server_wait hour passed).
   me_ = setup_step([&] { return local_address(o_); });
   if (client_) {
-    const auto ip = interop::parse_ipv4(o_.server_name);
+    const auto ip = parse_ipv4(o_.server_name);
     if (!ip) throw std::invalid_argument("server '" + o_.server_name + "' must be an IPv4 address");
     peer_.ipv4 = *ip;
     try {

@@ -78,3 +78,30 @@ TEST(Topology, PathInfoGivesBottleneckAndDelay) {
 }
 
 }  // namespace rocemu
+
+namespace rocemu {
+namespace {
+
+TEST(AddressText, Ipv4ParsesDottedDecimalOnly) {
+  EXPECT_EQ(parse_ipv4("10.0.0.1"), std::optional<uint32_t>(0x0a000001));
+  EXPECT_EQ(parse_ipv4("255.255.255.255"), std::optional<uint32_t>(0xffffffff));
+  EXPECT_EQ(parse_ipv4("0.0.0.0"), std::optional<uint32_t>(0));
+  for (const char* bad : {"", "10.0.0", "10.0.0.1.2", "10.0.0.256", "10.0.0.1 ", " 10.0.0.1",
+                          "10.0.0.-1", "0x0a.0.0.1", "010.0.0.1", "a.b.c.d", "10..0.1"})
+    EXPECT_EQ(parse_ipv4(bad), std::nullopt) << "'" << bad << "'";
+  EXPECT_EQ(ipv4_to_string(*parse_ipv4("192.168.7.42")), "192.168.7.42");
+}
+
+TEST(AddressText, MacRoundTripsAndRefusesMalformed) {
+  const MacAddr m{0x02, 0x52, 0x00, 0xab, 0xCD, 0x0f};
+  EXPECT_EQ(mac_to_string(m), "02:52:00:ab:cd:0f");
+  EXPECT_EQ(parse_mac("02:52:00:ab:cd:0f"), std::optional<MacAddr>(m));
+  EXPECT_EQ(parse_mac("2:52:0:AB:Cd:f"), std::optional<MacAddr>(m));  // 1 or 2 digits, any case
+  for (const char* bad : {"", "02:52:00:ab:cd", "02:52:00:ab:cd:0f:11", "02:52:00:ab:cd:0f:",
+                          "02:52:00:ab:cd:100", "02-52-00-ab-cd-0f", "02:52::ab:cd:0f",
+                          "02:52:00:ab:cd:0g", " 02:52:00:ab:cd:0f", "02:52:00:ab:cd:0f\n"})
+    EXPECT_EQ(parse_mac(bad), std::nullopt) << "'" << bad << "'";
+}
+
+}  // namespace
+}  // namespace rocemu

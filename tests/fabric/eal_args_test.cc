@@ -42,6 +42,9 @@ TEST(EalArguments, PciDevicesAreAllowListedInsteadOfNoPci) {
 TEST(VdevArgs, EachBackendNamesItsDeviceAndInterface) {
   EXPECT_EQ(vdev_args(PortBackend::kAfPacket, 3, 0, false, "", ""),
             "net_af_packet3,iface=re0a,framecnt=16384,qdisc_bypass=1");
+  // The perftest tools' MTU 4096 ring: 8 KB frames in 8 KB blocks.
+  EXPECT_EQ(vdev_args(PortBackend::kAfPacket, 0, 0, false, "veth0", "", AfPacketRing{2048, 8192}),
+            "net_af_packet0,iface=veth0,framecnt=2048,qdisc_bypass=1,framesz=8192,blocksz=8192");
   EXPECT_EQ(vdev_args(PortBackend::kAfXdp, 4, 2, true, "veth7", ""),
             "net_af_xdp4,iface=veth7,start_queue=0,queue_count=1");
   EXPECT_EQ(vdev_args(PortBackend::kTap, 5, 1, true, "", ""), "net_tap5,iface=re1b");

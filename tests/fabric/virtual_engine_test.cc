@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <queue>
 
+#include "common/rng.h"
 #include "common/topology_generators.h"
+#include "fabric/event_heap.h"
 #include "tests/fabric/fabric_pool.h"
 #include "tests/fabric/test_nodes.h"
 
@@ -227,4 +230,46 @@ TEST(VirtualEngine, AnEagerDeadlineWhileTheWireIsBusyIsDeferredToWireFreeNotSpun
   EXPECT_LT(e.stats().events, 100u);
 }
 
+}  // namespace rocemu::fabric
+
+namespace rocemu::fabric {
+namespace {
+
+// The engine's 4-ary heap pops in exactly the (t, seq) order a binary heap does: checked
+// against std::priority_queue over interleaved pushes and pops with many equal times.
+TEST(EventHeap, PopsInTimeThenSequenceOrderLikeAPriorityQueue) {
+  struct E {
+    TimeNs t;
+    uint64_t seq;
+  };
+  struct Later {
+    bool operator()(const E& a, const E& b) const { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
+  };
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Rng rng(seed, "event-heap-test");
+    EventHeap<E> heap;
+    std::priority_queue<E, std::vector<E>, Later> ref;
+    uint64_t seq = 0;
+    for (int step = 0; step < 5000; ++step) {
+      if (ref.empty() || rng.uniform() < 0.55) {
+        const E e{static_cast<TimeNs>(rng.uniform() * 64), seq++};  // many ties in t
+        heap.push(e);
+        ref.push(e);
+      } else {
+        const E a = heap.pop(), b = ref.top();
+        ref.pop();
+        ASSERT_EQ(a.t, b.t) << "seed " << seed << " step " << step;
+        ASSERT_EQ(a.seq, b.seq) << "seed " << seed << " step " << step;
+      }
+      ASSERT_EQ(heap.size(), ref.size());
+    }
+    while (!ref.empty()) {
+      ASSERT_EQ(heap.pop().seq, ref.top().seq);
+      ref.pop();
+    }
+    EXPECT_TRUE(heap.empty());
+  }
+}
+
+}  // namespace
 }  // namespace rocemu::fabric

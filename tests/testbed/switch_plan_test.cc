@@ -36,8 +36,8 @@ TEST(HostPlan, StarGivesEachHostItsTopologyAddressAndTheFacingSwitchPortMac) {
     EXPECT_EQ(r.rate_bps, 25'000'000'000ull);
   }
   EXPECT_EQ(ipv4_to_string(rows[2].ipv4), "10.0.0.3");
-  EXPECT_EQ(mac_string(rows[0].host_mac), "02:52:00:00:00:00");
-  EXPECT_EQ(mac_string(rows[0].gateway_mac), "02:52:00:03:00:00");
+  EXPECT_EQ(mac_to_string(rows[0].host_mac), "02:52:00:00:00:00");
+  EXPECT_EQ(mac_to_string(rows[0].gateway_mac), "02:52:00:03:00:00");
 }
 
 TEST(HostPlan, TsvHasAHeaderAndOneTabSeparatedLinePerHost) {
