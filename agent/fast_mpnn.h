@@ -2,21 +2,45 @@
 //
 // Same maths as the LibTorch modules (see model_weights.h), with compile-time dimensions
 // and weights stored transposed ([in][out]) so every dense layer is a run of contiguous
-// multiply-adds over outputs. The first message layer is factored: W1 (h_v, h_u) + b1 =
-// (W1a h_v + b1) + W1b h_u, both terms computed once per node, so an edge only adds two
-// vectors before its ReLU and second layer. Each layer runs over all nodes (or edges) at
-// once in register tiles of 4 rows. Built for AVX2 + FMA and for generic x86-64,
-// chosen once at start-up from the CPU's features. Buffers are sized at construction: q_values()
-// and greedy() are noexcept and allocation-free. Not thread-safe (one instance per acting thread).
+// multiply-adds over outputs, computed in register tiles of 4 rows (agents or edges) x 3
+// 8-float vectors. The first message layer is factored: W1 (h_v, h_u) + b1 =
+// (W1a h_v + b1) + W1b h_u, both terms computed once per agent, so an edge only adds two
+// vectors before its ReLU and second layer. Each message-passing step is one pass over the
+// edges (messages folded into their receiver's element-wise min and max as they are made:
+// nothing is stored per edge) and one pass over the agents (update MLP, then the next step's
+// first message layer, or the readout and the greedy argmax), so the working set is a few
+// hundred bytes per agent. Built for AVX2 + FMA and for generic x86-64, chosen once at
+// start-up from the CPU's features. Buffers are sized at construction: q_values() and
+// greedy() are noexcept and allocation-free. Not thread-safe (one instance per acting
+// thread).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <vector>
 
 #include "agent/model_weights.h"
 #include "agent/port_graph.h"
 
 namespace rocemu::agent {
+
+/// std::allocator with cache-line (64-byte) alignment, for the weights and buffers the
+/// forward passes read as 8-float vectors.
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlign{64};
+  CacheLineAllocator() noexcept = default;
+  template <class U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) noexcept {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
+  void deallocate(T* p, size_t) noexcept { ::operator delete(p, kAlign); }
+  friend bool operator==(const CacheLineAllocator&, const CacheLineAllocator&) noexcept {
+    return true;
+  }
+};
+using AlignedFloats = std::vector<float, CacheLineAllocator<float>>;
 
 class FastMpnn {
  public:
@@ -30,10 +54,15 @@ class FastMpnn {
   void greedy(const float* features, uint16_t* actions) noexcept;
 
  private:
+  // Greedy actions into `actions` if it is not null, else Q-values into `q`.
+  void forward(const float* features, float* q, uint16_t* actions) noexcept;
+
   int n_;
   std::vector<int32_t> src_, dst_, in_offset_;
-  std::vector<float> wt_;  // all layers, transposed, concatenated
-  std::vector<float> h_, hn_, a_, bsrc_, pre_, msg_, x_, z_, q_;
+  AlignedFloats wt_;  // all layers, transposed, concatenated
+  AlignedFloats x_;   // per agent: h, min and max of its incoming messages
+  AlignedFloats a_;   // per agent: W1a h + b1 (as receiver)
+  AlignedFloats s_;   // per agent: W1b h (as sender)
 };
 
 class FastAccNets {
@@ -41,17 +70,18 @@ class FastAccNets {
   /// One network per agent (nets.size() must equal the agent count; checked by the caller).
   explicit FastAccNets(const std::vector<AccNetWeights>& nets);
 
-  int num_agents() const noexcept { return static_cast<int>(nets_.size()); }
+  int num_agents() const noexcept { return n_; }
   /// features [N x kNumFeatures], settings [N x kNumSettingFeatures]; q [N x kNumActions].
   void q_values(const float* features, const float* settings, float* q) noexcept;
   void greedy(const float* features, const float* settings, uint16_t* actions) noexcept;
 
  private:
-  std::vector<std::vector<float>> nets_;  // transposed layers per agent
-  std::vector<float> q_;
+  int n_;
+  AlignedFloats wt_;  // every agent's transposed layers, agent after agent
 };
 
-/// Index of the largest of `n` values (lowest index on ties).
+/// Index of the largest of `n` values (lowest index on ties; NaNs are never chosen unless
+/// v[0] is one, then 0).
 int argmax(const float* v, int n) noexcept;
 
 }  // namespace rocemu::agent

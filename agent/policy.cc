@@ -17,12 +17,10 @@ std::vector<SwitchEcn> make_switch_settings(const PortGraph& graph, const EcnSet
 
 void apply_actions(const PortGraph& graph, std::span<const uint16_t> actions,
                    std::vector<SwitchEcn>& settings) noexcept {
-  const auto& sw = graph.switches();
   const size_t n = std::min<size_t>(actions.size(), graph.agents().size());
   for (size_t v = 0; v < n; ++v) {
     const AgentPort& a = graph.agents()[v];
-    const auto it = std::lower_bound(sw.begin(), sw.end(), a.node);
-    const size_t s = static_cast<size_t>(it - sw.begin());
+    const size_t s = a.switch_index;
     if (s >= settings.size() || a.port >= settings[s].ecn.size() || actions[v] >= kNumActions)
         [[unlikely]]
       continue;

@@ -21,7 +21,8 @@ PortGraph::PortGraph(const Topology& topo) {
       const auto& link = links.at(port.link);
       if (!link.up) continue;
       agent_index_[n][p] = static_cast<int32_t>(agents_.size());
-      agents_.push_back(AgentPort{n, p, port.peer.node, link.rate_bps});
+      agents_.push_back(
+          AgentPort{n, p, port.peer.node, static_cast<uint32_t>(switches_.size()), link.rate_bps});
       any = true;
     }
     if (any) switches_.push_back(n);

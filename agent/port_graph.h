@@ -22,10 +22,11 @@ namespace rocemu::agent {
 
 /// One agent: the egress side of a switch port.
 struct AgentPort {
-  uint32_t node = 0;       // topology node (a switch)
-  uint16_t port = 0;       // port index on that node
-  uint32_t peer_node = 0;  // node the port's link leads to
-  uint64_t rate_bps = 0;   // link capacity
+  uint32_t node = 0;          // topology node (a switch)
+  uint16_t port = 0;          // port index on that node
+  uint32_t peer_node = 0;     // node the port's link leads to
+  uint32_t switch_index = 0;  // position of `node` in PortGraph::switches()
+  uint64_t rate_bps = 0;      // link capacity
 };
 
 class PortGraph {

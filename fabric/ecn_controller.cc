@@ -90,13 +90,16 @@ void EcnController::decide_and_apply(TimeNs now) {
     throw std::runtime_error("test policy 'throw' failed on purpose");
   if (agent_) {
     const std::vector<agent::SwitchEcn>& settings = agent_->decide(snaps_);
+    // Both in ascending node order (settings: the agent graph's switches; snaps_: every
+    // switch in topology order), so one merge walk pairs them.
+    size_t k = 0;
     for (const agent::SwitchEcn& s : settings) {
-      const SwitchSnapshot* snap = nullptr;
-      for (const auto& sn : snaps_)
-        if (sn.node == s.node) snap = &sn;
-      if (!snap || !switches_[s.node]) continue;
-      for (uint16_t p = 0; p < s.ecn.size() && p < snap->ecn.size(); ++p)
-        put(s.node, p, s.ecn[p], snap->ecn[p], now);
+      while (k < snaps_.size() && snaps_[k].node < s.node) ++k;
+      if (k == snaps_.size()) break;
+      const SwitchSnapshot& snap = snaps_[k];
+      if (snap.node != s.node || !switches_[s.node]) continue;
+      for (uint16_t p = 0; p < s.ecn.size() && p < snap.ecn.size(); ++p)
+        put(s.node, p, s.ecn[p], snap.ecn[p], now);
     }
     return;
   }

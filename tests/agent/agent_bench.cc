@@ -1,7 +1,12 @@
-// agent_bench.cc — inference and training cost on the GraphCC paper's Clos (40 agents,
-// 96 edges): torch-free fast path vs LibTorch, and one DQN gradient step on 32 graphs.
-// Target (ARCHITECTURE.md): a full inference step well under the 100 us control interval;
-// the fast path <= 20 us on one core.
+// agent_bench.cc — what acting and training cost: the torch-free fast path against LibTorch,
+// and one DQN gradient step on 32 graphs.
+//
+// Acting benchmarks run on two topologies (benchmark argument): 0 = the GraphCC paper's Clos
+// (40 agent ports, 96 edges), 1 = the K=16 fat tree (320 switches, 5,120 agent ports, 65,536
+// edges). `per_port` is CPU time per agent port per step. A control step is what
+// fabric/ecn_controller.cc runs each interval: EcnAgent::decide on one snapshot per switch
+// (features from counter differences, the policy's greedy actions, per-switch settings).
+// Target (issue 15): a GraphCC step <= 0.25 us per port at the fat tree's 5,120 ports.
 #include <benchmark/benchmark.h>
 
 #include "agent/dqn_trainer.h"
@@ -9,14 +14,28 @@
 #include "agent/policy.h"
 #include "agent/queue_env.h"
 #include "common/rng.h"
+#include "common/topology_generators.h"
 #include "tests/agent/clos.h"
 #include "tests/agent/test_weights.h"
 
 namespace rocemu::agent {
 namespace {
 
+Topology bench_topology(int64_t which) {
+  if (which == 0) return test::paper_clos();
+  FatTreeParams p;
+  p.k = 16;
+  return make_fattree(p);
+}
+
+void count_ports(benchmark::State& state, int ports) {
+  state.counters["ports"] = ports;
+  state.counters["per_port"] = benchmark::Counter(
+      ports, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
 void BM_FastInferenceGraphCc(benchmark::State& state) {
-  const PortGraph g(test::paper_clos());
+  const PortGraph g(bench_topology(state.range(0)));
   FastMpnn net(test::random_mpnn(1), g);
   const auto f = test::random_rows(2, g.num_agents(), kNumFeatures);
   std::vector<uint16_t> a(g.num_agents());
@@ -24,49 +43,84 @@ void BM_FastInferenceGraphCc(benchmark::State& state) {
     net.greedy(f.data(), a.data());
     benchmark::DoNotOptimize(a.data());
   }
+  count_ports(state, g.num_agents());
 }
-BENCHMARK(BM_FastInferenceGraphCc);
-
-// Whole control step: snapshots -> features -> greedy actions -> per-switch settings.
-void BM_FastDecideGraphCc(benchmark::State& state) {
-  const auto topo = test::paper_clos();
-  const PortGraph g(topo);
-  EcnAgent agent(topo, FeatureConfig{}, std::make_unique<GraphCcPolicy>(test::random_mpnn(1), g));
-  QueueEnv env(topo, QueueEnvConfig{});
-  auto snaps = env.reset(1);
-  const auto settings = make_switch_settings(g);
-  auto next = env.step(settings).snapshots;
-  agent.decide(snaps);
-  for (auto _ : state) {
-    for (auto& s : next) s.at_ns += 100'000;  // keep time advancing
-    benchmark::DoNotOptimize(agent.decide(next).data());
-  }
-}
-BENCHMARK(BM_FastDecideGraphCc);
+BENCHMARK(BM_FastInferenceGraphCc)->Arg(0)->Arg(1);
 
 void BM_FastInferenceAcc(benchmark::State& state) {
-  FastAccNets nets(test::random_acc(1, 40));
-  const auto f = test::random_rows(2, 40, kNumFeatures);
-  const auto s = test::random_rows(3, 40, kNumSettingFeatures);
-  std::vector<uint16_t> a(40);
+  const PortGraph g(bench_topology(state.range(0)));
+  const int n = g.num_agents();
+  FastAccNets nets(test::random_acc(1, n));
+  const auto f = test::random_rows(2, n, kNumFeatures);
+  const auto s = test::random_rows(3, n, kNumSettingFeatures);
+  std::vector<uint16_t> a(n);
   for (auto _ : state) {
     nets.greedy(f.data(), s.data(), a.data());
     benchmark::DoNotOptimize(a.data());
   }
+  count_ports(state, n);
 }
-BENCHMARK(BM_FastInferenceAcc);
+BENCHMARK(BM_FastInferenceAcc)->Arg(0)->Arg(1);
+
+// Whole control step: snapshots -> features -> greedy actions -> per-switch settings. Each
+// iteration's snapshots are one interval later with every port's counters advanced by what
+// the test environment's port sent and marked in one interval, so every feature is live.
+void control_step(benchmark::State& state, ModelKind kind) {
+  const Topology topo = bench_topology(state.range(0));
+  const PortGraph g(topo);
+  Model m;
+  m.kind = kind;
+  if (kind == ModelKind::kGraphCc) {
+    m.mpnn = test::random_mpnn(1);
+  } else {
+    m.acc = test::random_acc(1, g.num_agents());
+  }
+  EcnAgent agent(topo, FeatureConfig{}, make_policy(m, g));
+  QueueEnv env(topo, QueueEnvConfig{});
+  const auto first = env.reset(1);
+  auto snaps = env.step(make_switch_settings(g)).snapshots;
+  struct Sent {
+    uint64_t tx_bytes, marked_bytes;
+  };
+  std::vector<Sent> per_interval;
+  for (size_t i = 0; i < snaps.size(); ++i)
+    for (size_t p = 0; p < snaps[i].ports.size(); ++p)
+      per_interval.push_back(
+          {snaps[i].ports[p].tx_bytes - first[i].ports[p].tx_bytes,
+           snaps[i].ports[p].ecn_marked_bytes - first[i].ports[p].ecn_marked_bytes});
+  agent.decide(first);
+  for (auto _ : state) {
+    size_t k = 0;
+    for (auto& s : snaps) {
+      s.at_ns += 100'000;
+      for (auto& c : s.ports) {
+        c.tx_bytes += per_interval[k].tx_bytes;
+        c.ecn_marked_bytes += per_interval[k++].marked_bytes;
+      }
+    }
+    benchmark::DoNotOptimize(agent.decide(snaps).data());
+  }
+  count_ports(state, g.num_agents());
+}
+void BM_FastControlStepGraphCc(benchmark::State& s) { control_step(s, ModelKind::kGraphCc); }
+void BM_FastControlStepAcc(benchmark::State& s) { control_step(s, ModelKind::kAccPerPort); }
+BENCHMARK(BM_FastControlStepGraphCc)->Arg(0)->Arg(1);
+BENCHMARK(BM_FastControlStepAcc)->Arg(0)->Arg(1);
 
 void BM_TorchInferenceGraphCc(benchmark::State& state) {
-  const PortGraph g(test::paper_clos());
-  DqnTrainer t(g, DqnConfig{}, RewardConfig{}, FeatureConfig{});
+  const PortGraph g(bench_topology(state.range(0)));
+  DqnConfig d;
+  d.replay_capacity = 4;  // not used; the default holds 4,096 steps of 5,120 ports
+  DqnTrainer t(g, d, RewardConfig{}, FeatureConfig{});
   const auto f = test::random_rows(2, g.num_agents(), kNumFeatures);
   std::vector<uint16_t> a(g.num_agents());
   for (auto _ : state) {
     t.torch_greedy(f.data(), nullptr, a.data());
     benchmark::DoNotOptimize(a.data());
   }
+  count_ports(state, g.num_agents());
 }
-BENCHMARK(BM_TorchInferenceGraphCc)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_TorchInferenceGraphCc)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 void train_step(benchmark::State& state, ModelKind kind) {
   const PortGraph g(test::paper_clos());

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "agent/policy.h"
+#include "common/topology_generators.h"
 #include "tests/agent/clos.h"
 #include "tests/agent/test_weights.h"
 
@@ -65,19 +66,56 @@ std::vector<double> reference_q(const MpnnWeights& w, const PortGraph& g,
   return q;
 }
 
-TEST(FastMpnn, MatchesPlainEquationsOnPaperClos) {
-  const PortGraph g(test::paper_clos());
-  const auto w = test::random_mpnn(7);
-  const auto x = test::random_rows(8, g.num_agents(), kNumFeatures);
+// The fast forward pass of `g` against reference_q, with weights from Rng(seed) and
+// features from Rng(seed + 1): the largest difference over every Q-value, and the reference.
+struct PlainComparison {
+  double worst = std::numeric_limits<double>::infinity();
+  std::vector<double> ref;
+};
+PlainComparison compare_with_plain(const PortGraph& g, uint64_t seed) {
+  const auto w = test::random_mpnn(seed);
+  const auto x = test::random_rows(seed + 1, g.num_agents(), kNumFeatures);
   FastMpnn net(w, g);
   std::vector<float> q(static_cast<size_t>(g.num_agents()) * kNumActions);
   net.q_values(x.data(), q.data());
-  const auto ref = reference_q(w, g, x);
-  ASSERT_EQ(ref.size(), q.size());
-  double worst = 0.0;
-  for (size_t i = 0; i < q.size(); ++i) worst = std::max(worst, std::abs(ref[i] - q[i]));
-  EXPECT_LT(worst, 1e-5);
-  EXPECT_GT(std::abs(ref[0] - ref[kNumActions]), 1e-6) << "agents should differ";
+  PlainComparison c;
+  c.ref = reference_q(w, g, x);
+  if (c.ref.size() != q.size()) return c;
+  c.worst = 0.0;
+  for (size_t i = 0; i < q.size(); ++i) c.worst = std::max(c.worst, std::abs(c.ref[i] - q[i]));
+  return c;
+}
+
+TEST(FastMpnn, MatchesPlainEquationsOnPaperClos) {
+  const PlainComparison c = compare_with_plain(PortGraph(test::paper_clos()), 7);
+  EXPECT_LT(c.worst, 1e-5);
+  ASSERT_GT(c.ref.size(), static_cast<size_t>(kNumActions));
+  EXPECT_GT(std::abs(c.ref[0] - c.ref[kNumActions]), 1e-6) << "agents should differ";
+}
+
+// Fat trees of k = 4, 8 and 16 (5,120 agents, 65,536 edges): with k >= 8 every agent has a
+// multiple of 4 ingress neighbours, so the edge pass folds whole tiles of edges into one
+// receiver; with k = 4 (2 or 4) tiles also straddle two receivers.
+TEST(FastMpnn, MatchesPlainEquationsOnFatTrees) {
+  for (uint32_t k : {4u, 8u, 16u}) {
+    FatTreeParams p;
+    p.k = k;
+    EXPECT_LT(compare_with_plain(PortGraph(make_fattree(p)), 21).worst, 1e-5) << "k = " << k;
+  }
+}
+
+TEST(FastMpnn, CarriesNothingFromOneStepToTheNext) {
+  const PortGraph g(test::paper_clos());
+  FastMpnn net(test::random_mpnn(5), g);
+  const auto x1 = test::random_rows(6, g.num_agents(), kNumFeatures);
+  const auto x2 = test::random_rows(7, g.num_agents(), kNumFeatures);
+  const size_t nq = static_cast<size_t>(g.num_agents()) * kNumActions;
+  std::vector<float> first(nq), other(nq), again(nq);
+  net.q_values(x1.data(), first.data());
+  net.q_values(x2.data(), other.data());
+  net.q_values(x1.data(), again.data());
+  EXPECT_NE(first, other);
+  EXPECT_EQ(first, again);
 }
 
 TEST(FastMpnn, PortWithoutIngressNeighboursAggregatesZeros) {
@@ -108,6 +146,25 @@ TEST(FastMpnn, GreedyPicksTheLargestQPerAgent) {
     const float* qv = &q[static_cast<size_t>(v) * kNumActions];
     EXPECT_EQ(a[v], std::max_element(qv, qv + kNumActions) - qv);
   }
+}
+
+TEST(Argmax, FirstLargestWinsAndNaNsNeverDo) {
+  std::vector<float> v(kNumActions, 0.0f);
+  EXPECT_EQ(argmax(v.data(), kNumActions), 0);
+  v[37] = 2.0f;
+  v[95] = 2.0f;
+  v[119] = 1.5f;
+  EXPECT_EQ(argmax(v.data(), kNumActions), 37);
+  v[5] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(argmax(v.data(), kNumActions), 37);
+  v[119] = 3.0f;  // in the last block
+  EXPECT_EQ(argmax(v.data(), kNumActions), 119);
+  v[0] = std::numeric_limits<float>::quiet_NaN();  // the scalar rule: nothing beats v[0]
+  EXPECT_EQ(argmax(v.data(), kNumActions), 0);
+  const float tail[11] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 4, 4};  // one block and a tail
+  EXPECT_EQ(argmax(tail, 11), 9);
+  std::vector<float> neg(16, -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(argmax(neg.data(), 16), 0);
 }
 
 TEST(FastAccNets, EachPortUsesItsOwnNetworkOnFeaturesAndSetting) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/topology_generators.h"
 #include "tests/agent/clos.h"
 
 namespace rocemu::agent {
@@ -32,6 +33,20 @@ TEST(PortGraph, AgentsAreNumberedBySwitchThenPort) {
   EXPECT_EQ(g.agents()[0].rate_bps, 25 * kBpsPerGbps);
   EXPECT_EQ(g.agents()[6].peer_node, kSpine0);
   EXPECT_EQ(g.agents()[6].rate_bps, 100 * kBpsPerGbps);
+  for (const AgentPort& a : g.agents()) EXPECT_EQ(g.switches().at(a.switch_index), a.node);
+}
+
+TEST(PortGraph, FatTreeHasEveryPortOfItsSwitchesAsAgentAndKToTheFourEdges) {
+  // k = 16: 5k^2/4 = 320 switches of k ports. Ingress per agent: an edge switch's k/2
+  // aggregation ports towards it, an aggregation's k/2 edge and k/2 core ports, a core's k
+  // aggregation ports: k^2/2 x k x k/2 + k^2/2 x k x k + k^2/4 x k x k = k^4 edges.
+  FatTreeParams p;
+  p.k = 16;
+  const PortGraph g(make_fattree(p));
+  EXPECT_EQ(g.switches().size(), 320u);
+  EXPECT_EQ(g.num_agents(), 5120);
+  EXPECT_EQ(g.num_edges(), 65536);
+  for (const AgentPort& a : g.agents()) EXPECT_EQ(g.switches().at(a.switch_index), a.node);
 }
 
 TEST(PortGraph, HostFacingLeafPortHearsFromBothSpinesAndFeedsNoAgent) {

@@ -11,6 +11,7 @@
 #include "agent/model_file.h"
 #include "agent/policy.h"
 #include "agent/queue_env.h"
+#include "common/topology_generators.h"
 #include "tests/agent/clos.h"
 #include "tests/agent/test_weights.h"
 
@@ -55,6 +56,39 @@ TEST(TorchForward, GraphCcTorchEqualsFastForwardWithin1e5) {
   trainer.torch_greedy(f.data(), s.data(), ta.data());
   fast.greedy(f.data(), fa.data());
   EXPECT_EQ(ta, fa);
+}
+
+// The K=16 fat tree: 5,120 agents, 65,536 edges, 8 or 16 ingress neighbours each.
+TEST(TorchForward, GraphCcTorchEqualsFastForwardOnTheK16FatTree) {
+  FatTreeParams p;
+  p.k = 16;
+  const PortGraph g(make_fattree(p));
+  ASSERT_EQ(g.num_agents(), 5120);
+  DqnConfig d = small_config(ModelKind::kGraphCc, 12);
+  d.replay_capacity = 4;
+  DqnTrainer trainer(g, d, RewardConfig{}, FeatureConfig{});
+  const auto f = test::random_rows(16, g.num_agents(), kNumFeatures);
+  const auto tq = trainer.torch_q_values(f.data(), nullptr);
+  FastMpnn fast(trainer.export_model().mpnn, g);
+  std::vector<float> fq(tq.size());
+  fast.q_values(f.data(), fq.data());
+  EXPECT_LT(max_abs_diff(tq, fq), 1e-5);
+
+  // Over 5,120 x 120 Q-values the two summation orders may split a near tie: then the two
+  // actions' LibTorch Q-values must be equal within the same 1e-5.
+  std::vector<uint16_t> ta(g.num_agents()), fa(g.num_agents());
+  trainer.torch_greedy(f.data(), nullptr, ta.data());
+  fast.greedy(f.data(), fa.data());
+  int same = 0;
+  for (int v = 0; v < g.num_agents(); ++v) {
+    if (ta[v] == fa[v]) {
+      ++same;
+      continue;
+    }
+    const float* qv = &tq[static_cast<size_t>(v) * kNumActions];
+    EXPECT_NEAR(qv[ta[v]], qv[fa[v]], 1e-5) << "agent " << v;
+  }
+  EXPECT_GT(same, g.num_agents() * 99 / 100);
 }
 
 TEST(TorchForward, GraphCcWithLargeWeightsAgreesToFloatRounding) {
