@@ -199,10 +199,29 @@ struct ImmDt {
 };
 static_assert(sizeof(ImmDt) == 4);
 
+/// Atomic ETH (9.3.7) of COMPARE_SWAP / FETCH_ADD: VA(64), R_Key(32), swap or add data(64),
+/// compare data(64; FETCH_ADD leaves it 0, as rxe does).
+struct AtomicEth {
+  uint8_t va_be[8];
+  uint8_t rkey_be[4];
+  uint8_t swap_add_be[8];
+  uint8_t compare_be[8];
+  uint64_t va() const noexcept { return detail::get64(va_be); }
+  void set_va(uint64_t v) noexcept { detail::put64(va_be, v); }
+  uint32_t rkey() const noexcept { return detail::get32(rkey_be); }
+  void set_rkey(uint32_t v) noexcept { detail::put32(rkey_be, v); }
+  uint64_t swap_add() const noexcept { return detail::get64(swap_add_be); }
+  void set_swap_add(uint64_t v) noexcept { detail::put64(swap_add_be, v); }
+  uint64_t compare() const noexcept { return detail::get64(compare_be); }
+  void set_compare(uint64_t v) noexcept { detail::put64(compare_be, v); }
+};
+static_assert(sizeof(AtomicEth) == 28);
+
 /// Atomic ACK ETH (9.3.7) — original remote data, 64 bits.
 struct AtomicAckEth {
   uint8_t orig_be[8];
   uint64_t orig() const noexcept { return detail::get64(orig_be); }
+  void set_orig(uint64_t v) noexcept { detail::put64(orig_be, v); }
 };
 static_assert(sizeof(AtomicAckEth) == 8);
 

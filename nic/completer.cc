@@ -1,11 +1,14 @@
-// completer.cc — the completer role (as rxe_comp.c): ACKs, NAKs and READ responses retire
-// send WQEs in order (IBTA Vol. 1 9.7.5.1.6 implicit acknowledgement), write READ data into
-// local memory, and drive retries: a PSN-sequence NAK rewinds to the NAK's PSN (go-back-N),
-// an RNR NAK waits the advertised RNR timer (table 45) before resending, limited by
-// rnr_retry (7 = infinite); the local ACK timer (4.096 us x 2^timeout, 9.7.6.1.3) rewinds to
-// the oldest unacknowledged PSN, limited by retry_cnt, then fails the WQE with
-// IBV_WC_RETRY_EXC_ERR. NAK remote access / invalid request / remote operation errors fail
-// the WQE with the matching status and move the QP to ERR (10.3.1.3).
+// completer.cc — the completer role (as rxe_comp.c): ACKs, NAKs, READ responses and atomic
+// ACKs retire send WQEs in order (IBTA Vol. 1 9.7.5.1.6 implicit acknowledgement), write
+// READ data and an atomic's original value (AtomicAckETH, big-endian on the wire, host
+// order in memory as rxe stores it) into local memory, and drive retries: a PSN-sequence NAK
+// rewinds to the NAK's PSN (go-back-N), an RNR NAK waits the advertised RNR timer (table 45) before
+// resending, limited by rnr_retry (7 = infinite); the local ACK timer (4.096 us x
+// 2^timeout, 9.7.6.1.3) rewinds to the oldest unacknowledged PSN, limited by retry_cnt, then fails
+// the WQE with IBV_WC_RETRY_EXC_ERR. NAK remote access / invalid request / remote operation errors
+// fail the WQE with the matching status and move the QP to ERR (10.3.1.3).
+#include <cstring>
+
 #include "nic/opcode_table.h"
 #include "nic/psn.h"
 #include "nic/roce_host.h"
@@ -41,9 +44,11 @@ bool RoceHost::ack_up_to(Qp& qp, uint32_t psn, TimeNs now) noexcept {
   while (qp.sq.head != qp.sq.tail) {
     SendWqe& w = qp.sq.at(qp.sq.head);
     if (!w.started) break;
-    if (w.opcode == IBV_WR_RDMA_READ) {
-      // A READ completes only with its data. An acknowledgement beyond its first PSN means
-      // its responses were lost (the responder sends them before later ACKs): resend.
+    if (is_rd_atomic(w.opcode)) {
+      // A READ completes only with its data, an atomic with its ATOMIC_ACKNOWLEDGE. An
+      // acknowledgement beyond its first PSN means its responses were lost (the responder
+      // sends them before later ACKs): resend (an atomic is then answered from the
+      // responder's saved result).
       const uint32_t resume = psn_add(w.first_psn, w.read_pkts_done);
       if (psn_diff(psn, w.first_psn) >= 0) {
         una = resume;
@@ -138,36 +143,57 @@ void RoceHost::complete_ack(Qp& qp, const RocePacket& p, TimeNs now) noexcept {
                                              : IBV_WC_REM_OP_ERR);
 }
 
-void RoceHost::complete_read_response(Qp& qp, const RocePacket& p, TimeNs now) noexcept {
+SendWqe* RoceHost::response_target(Qp& qp, uint32_t psn) noexcept {
   const auto stale = [&] { ++counters_.drops[static_cast<int>(RxDrop::kStaleResponse)]; };
   // Responses may answer any request sent so far, also one sent before a go-back-N moved
   // sq_psn back: the window is [una, highest PSN ever requested].
   const uint32_t top = qp.sent_any ? psn_add(qp.max_sent_psn, 1) : qp.sq_psn;
-  if (psn_diff(p.psn, qp.una_psn) < 0 || psn_diff(p.psn, top) >= 0) return stale();
-  // Implicit acknowledgement of the SENDs and WRITEs before the READ.
+  if (psn_diff(psn, qp.una_psn) < 0 || psn_diff(psn, top) >= 0) {
+    stale();
+    return nullptr;
+  }
+  // Implicit acknowledgement of the SENDs and WRITEs before the READ or atomic.
   while (qp.sq.head != qp.sq_send) {
     SendWqe& w = qp.sq.at(qp.sq.head);
-    if (w.opcode == IBV_WR_RDMA_READ || psn_diff(p.psn, w.last_psn) <= 0) break;
+    if (is_rd_atomic(w.opcode) || psn_diff(psn, w.last_psn) <= 0) break;
     complete_send_wqe(qp, w, IBV_WC_SUCCESS);
     ++qp.sq.head;
   }
-  if (qp.sq.head == qp.sq.tail) return stale();
-  SendWqe& w = qp.sq.at(qp.sq.head);
-  if (!w.started || w.opcode != IBV_WR_RDMA_READ || psn_diff(p.psn, w.first_psn) < 0 ||
-      psn_diff(p.psn, w.last_psn) > 0)
-    return stale();
-  const uint32_t expected = psn_add(w.first_psn, w.read_pkts_done);
-  if (p.psn != expected) {
-    // A gap: an earlier response was lost. Go back once to the missing PSN.
+  if (qp.sq.head == qp.sq.tail) {
     stale();
-    if (psn_diff(expected, qp.una_psn) > 0) qp.una_psn = expected;
-    if (!qp.rewound_at_una) rewind_to_una(qp);
-    return;
+    return nullptr;
   }
+  SendWqe& w = qp.sq.at(qp.sq.head);
+  if (!w.started || !is_rd_atomic(w.opcode) || psn_diff(psn, w.first_psn) < 0) {
+    stale();
+    return nullptr;
+  }
+  const uint32_t expected = psn_add(w.first_psn, w.read_pkts_done);
+  if (psn != expected) {
+    // A gap: an earlier response was lost (of this READ, or this READ or atomic as a whole
+    // when the response belongs to a later one). Go back once to the missing PSN.
+    stale();
+    if (psn_diff(psn, expected) > 0) {
+      if (psn_diff(expected, qp.una_psn) > 0) qp.una_psn = expected;
+      if (!qp.rewound_at_una) rewind_to_una(qp);
+    }
+    return nullptr;
+  }
+  return &w;
+}
+
+void RoceHost::complete_read_response(Qp& qp, const RocePacket& p, TimeNs now) noexcept {
+  SendWqe* target = response_target(qp, p.psn);
+  if (!target) return;
+  SendWqe& w = *target;
   const uint32_t k = w.read_pkts_done;
   const uint32_t off = k * qp.mtu_bytes;
   const uint32_t want = w.length - off < qp.mtu_bytes ? w.length - off : qp.mtu_bytes;
-  if (!read_response_position_ok(p.op_flags, k, w.npkts) || p.payload_len != want) return stale();
+  if (w.opcode != IBV_WR_RDMA_READ || !read_response_position_ok(p.op_flags, k, w.npkts) ||
+      p.payload_len != want) {
+    ++counters_.drops[static_cast<int>(RxDrop::kStaleResponse)];
+    return;
+  }
   sge_scatter(w.sge.data(), w.num_sge, off, p.frame + p.payload_off, want);
   ++w.read_pkts_done;
   qp.una_psn = psn_add(p.psn, 1);
@@ -181,6 +207,37 @@ void RoceHost::complete_read_response(Qp& qp, const RocePacket& p, TimeNs now) n
     } else if (qp.reads_in_flight > 0) {
       --qp.reads_in_flight;
     }
+  }
+  ++counters_.acks_received;
+  on_progress(qp, now);
+}
+
+void RoceHost::complete_atomic_ack(Qp& qp, const RocePacket& p, TimeNs now) noexcept {
+  // rocemu and rxe send NAKs as plain ACKNOWLEDGEs: an ATOMIC_ACKNOWLEDGE must say ACK.
+  if (((p.syndrome >> 5) & 3) != kAethAck) {
+    ++counters_.drops[static_cast<int>(RxDrop::kStaleResponse)];
+    return;
+  }
+  SendWqe* target = response_target(qp, p.psn);
+  if (!target) return;
+  SendWqe& w = *target;
+  if (!is_atomic(w.opcode)) {
+    ++counters_.drops[static_cast<int>(RxDrop::kStaleResponse)];
+    return;
+  }
+  // The original value, in host order, into the 8 bytes of the local SGEs.
+  const uint64_t orig = p.atomic_orig;
+  uint8_t bytes[8];
+  std::memcpy(bytes, &orig, 8);
+  sge_scatter(w.sge.data(), w.num_sge, 0, bytes, 8);
+  w.read_pkts_done = 1;
+  qp.una_psn = psn_add(p.psn, 1);
+  complete_send_wqe(qp, w, IBV_WC_SUCCESS);
+  ++qp.sq.head;
+  if (qp.sq_send == qp.sq.head - 1) {
+    qp.sq_send = qp.sq.head;  // rewound onto it, the resend not yet gone out
+  } else if (qp.reads_in_flight > 0) {
+    --qp.reads_in_flight;
   }
   ++counters_.acks_received;
   on_progress(qp, now);

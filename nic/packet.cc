@@ -84,12 +84,12 @@ RxDrop parse_roce(uint8_t* frame, uint32_t len, RocePacket& p) noexcept {
     at += sizeof(Reth);
   }
   if (op.flags & kOpAtomicEth) {
-    const auto* a = ext + at;  // VA(8) R_Key(4) swap/add(8) compare(8)
-    p.va = detail::get64(a);
-    p.rkey = detail::get32(a + 8);
-    p.atomic_swap_add = detail::get64(a + 12);
-    p.atomic_compare = detail::get64(a + 20);
-    at += 28;
+    const auto* a = reinterpret_cast<const AtomicEth*>(ext + at);
+    p.va = a->va();
+    p.rkey = a->rkey();
+    p.atomic_swap_add = a->swap_add();
+    p.atomic_compare = a->compare();
+    at += sizeof(AtomicEth);
   }
   if (op.flags & kOpAeth) {
     const auto* a = reinterpret_cast<const Aeth*>(ext + at);
@@ -98,8 +98,8 @@ RxDrop parse_roce(uint8_t* frame, uint32_t len, RocePacket& p) noexcept {
     at += sizeof(Aeth);
   }
   if (op.flags & kOpAtomicAckEth) {
-    p.atomic_orig = detail::get64(ext + at);
-    at += 8;
+    p.atomic_orig = reinterpret_cast<const AtomicAckEth*>(ext + at)->orig();
+    at += sizeof(AtomicAckEth);
   }
   if (op.flags & (kOpImm | kOpIeth)) {
     std::memcpy(&p.imm_be, ext + at, 4);
@@ -152,11 +152,12 @@ uint32_t encode_roce(const RocePacket& p, const uint8_t* payload, uint8_t* out) 
     k += sizeof(Reth);
   }
   if (op.flags & kOpAtomicEth) {
-    detail::put64(ext + k, p.va);
-    detail::put32(ext + k + 8, p.rkey);
-    detail::put64(ext + k + 12, p.atomic_swap_add);
-    detail::put64(ext + k + 20, p.atomic_compare);
-    k += 28;
+    auto* a = reinterpret_cast<AtomicEth*>(ext + k);
+    a->set_va(p.va);
+    a->set_rkey(p.rkey);
+    a->set_swap_add(p.atomic_swap_add);
+    a->set_compare(p.atomic_compare);
+    k += sizeof(AtomicEth);
   }
   if (op.flags & kOpAeth) {
     auto* ae = reinterpret_cast<Aeth*>(ext + k);
@@ -165,8 +166,8 @@ uint32_t encode_roce(const RocePacket& p, const uint8_t* payload, uint8_t* out) 
     k += sizeof(Aeth);
   }
   if (op.flags & kOpAtomicAckEth) {
-    detail::put64(ext + k, p.atomic_orig);
-    k += 8;
+    reinterpret_cast<AtomicAckEth*>(ext + k)->set_orig(p.atomic_orig);
+    k += sizeof(AtomicAckEth);
   }
   if (op.flags & (kOpImm | kOpIeth)) std::memcpy(ext + k, &p.imm_be, 4);
   if (p.payload_len) std::memcpy(out + at + op.ext_bytes, payload, p.payload_len);

@@ -62,6 +62,7 @@ struct SendWqe {
   uint32_t imm_be = 0;
   uint64_t remote_addr = 0;
   uint32_t rkey = 0;
+  uint64_t compare_add = 0, swap = 0;  // atomics: ibv_send_wr wr.atomic (host order)
   std::array<ibv_sge, kMaxSge> sge{};
   int num_sge = 0;
   uint32_t length = 0;
@@ -69,7 +70,7 @@ struct SendWqe {
   bool started = false;
   uint32_t first_psn = 0, last_psn = 0;
   uint32_t npkts = 0;           // PSNs the message occupies (READ: response packets)
-  uint32_t read_pkts_done = 0;  // READ: response packets received in order
+  uint32_t read_pkts_done = 0;  // READ/atomic: response packets received in order
   uint64_t first_byte = 0;      // payload bytes of the QP's stream before this WQE (window)
 };
 
@@ -80,7 +81,27 @@ struct RecvWqe {
   uint32_t length = 0;
 };
 
-/// An RDMA READ being answered by the responder (one per READ request accepted).
+/// READ and the atomics: the operations that take a responder resource (max_dest_rd_atomic,
+/// IBTA 9.4.4-9.4.5), count against the requester's max_rd_atomic and are completed by
+/// their responses, never by a plain ACK.
+constexpr bool is_rd_atomic(ibv_wr_opcode op) noexcept {
+  return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+         op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+constexpr bool is_atomic(ibv_wr_opcode op) noexcept {
+  return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/// The new value of an 8-byte atomic target holding `orig` (IBTA 9.4.5): compare & swap
+/// stores `swap` if `orig` equals `compare`, fetch & add stores `orig + add` (mod 2^64).
+/// The original value is what the ATOMIC_ACKNOWLEDGE returns either way.
+constexpr uint64_t atomic_result(bool compare_swap, uint64_t orig, uint64_t swap_add,
+                                 uint64_t compare) noexcept {
+  return compare_swap ? (orig == compare ? swap_add : orig) : orig + swap_add;
+}
+
+/// A response job of the responder: the packets of an RDMA READ, or the ATOMIC_ACKNOWLEDGE
+/// of an executed (or replayed) atomic (one per READ or atomic request accepted).
 struct ReadJob {
   const uint8_t* addr = nullptr;
   uint32_t len = 0;
@@ -89,15 +110,21 @@ struct ReadJob {
                            // here past 0, and its first answer is then MIDDLE (or LAST)
   uint32_t npkts = 0;
   uint32_t msn = 0;
+  bool atomic = false;       // an ATOMIC_ACKNOWLEDGE (npkts 1) carrying atomic_orig
+  uint64_t atomic_orig = 0;  // the target's value before the atomic
 };
 
-/// An RDMA READ request the responder accepted, kept so that a duplicate re-requesting part
-/// of it can be told from a new one (as rxe's read resources, rxe_resp.c).
+/// An RDMA READ or atomic request the responder accepted, kept so that a duplicate can be
+/// told from a new one (as rxe's responder resources, rxe_resp.c): a duplicate READ is
+/// answered again from memory, a duplicate atomic from the result saved here, never by
+/// executing it again (IBTA 9.7.5.1, duplicate requests).
 struct ReadRecord {
   uint32_t psn = 0, npkts = 0;  // PSNs [psn, psn + npkts) of its responses
   uint64_t va = 0;
   uint32_t len = 0, rkey = 0;
   bool valid = false;
+  uint8_t opcode = 0;        // BTH opcode of the request
+  uint64_t atomic_orig = 0;  // atomics: the original value returned
 };
 inline constexpr uint32_t kReadHistory = 16;
 
@@ -160,7 +187,7 @@ struct Qp {
   uint32_t max_sent_psn = 0;  // highest PSN ever sent (retransmission counting)
   bool sent_any = false;
   uint32_t pkts_since_ack_req = 0;
-  uint32_t reads_in_flight = 0;
+  uint32_t reads_in_flight = 0;  // READs and atomics sent and not completed (max_rd_atomic)
   uint32_t una_psn = 0;  // oldest PSN not acknowledged
   TimeNs retrans_deadline = kNever;
   TimeNs rnr_hold_until = 0;
@@ -186,7 +213,7 @@ struct Qp {
   Ring<RecvWqe> rq;
   uint32_t recv_offset = 0;
   Ring<ReadJob> reads;
-  std::array<ReadRecord, kReadHistory> read_history{};  // the last kReadHistory READs accepted
+  std::array<ReadRecord, kReadHistory> read_history{};  // the last kReadHistory READs/atomics
   uint32_t read_history_next = 0;
   CtlKind ctl = CtlKind::kNone;
   uint8_t ctl_syndrome = 0;

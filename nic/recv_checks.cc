@@ -32,6 +32,8 @@ void RoceHost::receive(uint8_t* frame, uint32_t len, TimeNs now) noexcept {
     if (hooks_) hooks_->on_cnp(qp->qpn, now);
   } else if (p.op_flags & kOpReadResp) {
     complete_read_response(*qp, p, now);
+  } else if (p.op_flags & kOpAtomicAckEth) {
+    complete_atomic_ack(*qp, p, now);
   } else if (p.op_flags & kOpAck) {
     complete_ack(*qp, p, now);
   } else {

@@ -1,9 +1,10 @@
 // requester.cc — the requester role (as rxe_req.c): turns send WQEs into request packets
 // (IBTA Vol. 1 9.7.1-9.7.4): MTU segmentation into FIRST/MIDDLE/LAST/ONLY, one PSN per
 // packet (a READ request takes one PSN per expected response packet), RETH on the first
-// packet of a WRITE and on every READ request, ImmDt on the last, AckReq on the last packet
-// and at least every ack_every_packets; a PSN window of max_outstanding_packets and at most
-// max_rd_atomic READs in flight. Go-back-N (9.7.5.1.1): rewind_to_una() restarts sending at
+// packet of a WRITE and on every READ request, ImmDt on the last, AtomicETH on a
+// COMPARE_SWAP / FETCH_ADD (one PSN, 9.4.5), AckReq on the last packet and at least every
+// ack_every_packets; a PSN window of max_outstanding_packets and at most max_rd_atomic
+// READs and atomics in flight. Go-back-N (9.7.5.1.1): rewind_to_una() restarts sending at
 // the oldest unacknowledged PSN, mid-message if need be.
 #include <rte_mbuf.h>
 
@@ -66,7 +67,7 @@ bool RoceHost::requester_has_work(const Qp& qp) const noexcept {
   // leave an empty window, and the last may overshoot by under one packet).
   if (qp.window_bytes != 0 && inflight_bytes(qp) >= qp.window_bytes) return false;
   const SendWqe& w = qp.sq.at(qp.sq_send);
-  if (w.opcode == IBV_WR_RDMA_READ && qp.reads_in_flight >= qp.max_rd_atomic) return false;
+  if (is_rd_atomic(w.opcode) && qp.reads_in_flight >= qp.max_rd_atomic) return false;
   return true;
 }
 
@@ -90,6 +91,7 @@ rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
   }
   const uint32_t psn = qp.sq_psn;
   const bool is_read = w.opcode == IBV_WR_RDMA_READ;
+  const bool is_atom = is_atomic(w.opcode);
   const bool is_write = w.opcode == IBV_WR_RDMA_WRITE || w.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
   const bool first = qp.send_offset == 0;
   const uint32_t remaining = w.length - qp.send_offset;
@@ -99,6 +101,9 @@ rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
   if (is_read) {
     opcode = kRcReadRequest;
     ext = sizeof(Reth);
+  } else if (is_atom) {
+    opcode = w.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? kRcCompareSwap : kRcFetchAdd;
+    ext = sizeof(AtomicEth);
   } else {
     last = remaining <= mtu;
     payload = last ? remaining : mtu;
@@ -111,7 +116,7 @@ rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
   const bool window_full =
       static_cast<uint32_t>(psn_diff(top_psn, qp.una_psn)) + 1 >= send_window(qp) ||
       (qp.window_bytes != 0 &&
-       inflight_bytes(qp) + (is_read ? remaining : payload) >= qp.window_bytes);
+       inflight_bytes(qp) + (is_read || is_atom ? remaining : payload) >= qp.window_bytes);
   const bool ack_req =
       last || window_full || qp.pkts_since_ack_req + 1 >= params_.ack_every_packets;
   uint8_t* f = nullptr;
@@ -127,6 +132,16 @@ rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
     r->set_rkey(w.rkey);
     r->set_dma_len(is_read ? remaining : w.length);
     at += sizeof(Reth);
+  }
+  if (is_atom) {
+    // As rxe_req.c: compare & swap carries swap and compare, fetch & add the addend.
+    auto* a = reinterpret_cast<AtomicEth*>(f + at);
+    a->set_va(w.remote_addr);
+    a->set_rkey(w.rkey);
+    const bool cas = w.opcode == IBV_WR_ATOMIC_CMP_AND_SWP;
+    a->set_swap_add(cas ? w.swap : w.compare_add);
+    a->set_compare(cas ? w.compare_add : 0);
+    at += sizeof(AtomicEth);
   }
   if (op_info(opcode).flags & kOpImm) {
     std::memcpy(f + at, &w.imm_be, 4);
@@ -146,7 +161,7 @@ rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
   }
   ++counters_.data_packets_sent;
   qp.pkts_since_ack_req = ack_req ? 0 : qp.pkts_since_ack_req + 1;
-  if (is_read) {
+  if (is_read || is_atom) {
     qp.sq_psn = psn_add(w.last_psn, 1);
     qp.send_offset = w.length;
   } else {
@@ -156,7 +171,7 @@ rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
   if (last) {
     ++qp.sq_send;
     qp.send_offset = 0;
-    if (is_read) ++qp.reads_in_flight;
+    if (is_read || is_atom) ++qp.reads_in_flight;
   }
   // The local ACK timer runs from the oldest unacknowledged send; after a go-back-N it
   // restarts with the first resend, so a rewind does not inherit a deadline that was
@@ -190,7 +205,7 @@ void RoceHost::resume_at_una(Qp& qp) noexcept {
     if (!w.started) break;
     if (psn_diff(psn, w.last_psn) > 0) continue;
     if (psn_diff(psn, w.first_psn) < 0) psn = w.first_psn;
-    if (w.opcode == IBV_WR_RDMA_READ) {
+    if (is_rd_atomic(w.opcode)) {
       const uint32_t resume = psn_add(w.first_psn, w.read_pkts_done);
       if (psn_diff(resume, psn) > 0) psn = resume;
     }
@@ -203,7 +218,7 @@ void RoceHost::resume_at_una(Qp& qp) noexcept {
   qp.pkts_since_ack_req = 0;
   qp.reads_in_flight = 0;
   for (uint32_t j = qp.sq.head; j != i; ++j)
-    if (qp.sq.at(j).opcode == IBV_WR_RDMA_READ) ++qp.reads_in_flight;
+    if (is_rd_atomic(qp.sq.at(j).opcode)) ++qp.reads_in_flight;
 }
 
 }  // namespace rocemu::nic

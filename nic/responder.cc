@@ -1,12 +1,17 @@
 // responder.cc — the responder role (as rxe_resp.c), IBTA Vol. 1 9.7.4-9.7.5:
 // in-sequence requests are executed (SEND into the next receive WQE, WRITE into the region
-// named by the RETH after rkey/access/bounds checks, READ queued as a response job); a PSN
-// ahead of the expected one gets one PSN-sequence NAK until the gap closes; a duplicate is
-// re-ACKed (or, for a READ, re-executed: 9.7.5.1.4); an empty receive queue gets an RNR NAK;
-// rkey/bounds violations a remote access error NAK; malformed sequences or lengths an
-// invalid request NAK. ACKs are coalesced: one pending ACK per QP carries the latest PSN and
-// the MSN (count of completed messages, 9.7.5.1.2), sent behind any pending READ responses.
+// named by the RETH after rkey/access/bounds checks, READ queued as a response job, an
+// atomic (9.4.5) executed on the 8 bytes at its VA and its ATOMIC_ACKNOWLEDGE queued as a
+// response job); a PSN ahead of the expected one gets one PSN-sequence NAK until the gap
+// closes; a duplicate is re-ACKed (a READ re-executed: 9.7.5.1.4; an atomic answered from
+// its saved result, never executed twice, as rxe's responder resources); an empty receive
+// queue gets an RNR NAK; rkey/access/bounds violations a remote access error NAK; malformed
+// sequences or lengths and misaligned atomics an invalid request NAK. ACKs are coalesced: one
+// pending ACK per QP carries the latest PSN and the MSN (count of completed messages, 9.7.5.1.2),
+// sent behind any pending READ responses.
 #include <rte_mbuf.h>
+
+#include <cstring>
 
 #include "nic/opcode_table.h"
 #include "nic/psn.h"
@@ -89,6 +94,7 @@ rte_mbuf* RoceHost::responder_read_next(Qp& qp) noexcept {
                          : first       ? kRcReadResponseFirst
                          : last        ? kRcReadResponseLast
                                        : kRcReadResponseMiddle;
+  if (job.atomic) return responder_atomic_ack(qp, job);
   const uint32_t ext = (first || last) ? sizeof(Aeth) : 0;
   uint8_t* f = nullptr;
   rte_mbuf* m = alloc_frame(frame_bytes(ext, n), f);
@@ -137,18 +143,18 @@ void RoceHost::respond(Qp& qp, const RocePacket& p, TimeNs /*now*/) noexcept {
     ok = respond_send(qp, p);
   } else if (f & kOpWrite) {
     ok = respond_write(qp, p);
-  } else if (f & kOpRead) {
-    if (!respond_read(qp, p, p.psn)) return;
+  } else if (f & (kOpRead | kOpAtomic)) {
+    if (!((f & kOpRead) ? respond_read(qp, p, p.psn) : respond_atomic(qp, p))) return;
     const ReadJob& job = qp.reads.at(qp.reads.tail - 1);
-    qp.read_history[qp.read_history_next++ % kReadHistory] = {job.psn,   job.npkts, p.va,
-                                                              p.dma_len, p.rkey,    true};
+    qp.read_history[qp.read_history_next++ % kReadHistory] = {
+        job.psn, job.npkts, p.va, job.len, p.rkey, true, p.opcode, job.atomic_orig};
     qp.epsn = psn_add(p.psn, job.npkts);
     qp.prev_opcode = p.opcode;
     qp.nak_sent = false;
     ++qp.msn;
     return;
   } else {
-    ++counters_.drops[static_cast<int>(RxDrop::kInvalidRequest)];  // atomics: unsupported
+    ++counters_.drops[static_cast<int>(RxDrop::kInvalidRequest)];
     queue_nak(qp, kSynNakInvalid, p.psn);
     return;
   }
@@ -161,6 +167,10 @@ void RoceHost::respond(Qp& qp, const RocePacket& p, TimeNs /*now*/) noexcept {
 }
 
 void RoceHost::respond_duplicate(Qp& qp, const RocePacket& p) noexcept {
+  if (p.op_flags & kOpAtomic) {
+    respond_duplicate_atomic(qp, p);
+    return;
+  }
   if (!(p.op_flags & kOpRead)) {
     queue_ack(qp, psn_add(qp.epsn, kPsnMask));
     return;
@@ -172,7 +182,7 @@ void RoceHost::respond_duplicate(Qp& qp, const RocePacket& p) noexcept {
   // of the original (same R_Key, the original's bytes from that PSN on) and still pass the
   // access checks; anything else is dropped (rxe: class D error).
   for (const ReadRecord& r : qp.read_history) {
-    if (!r.valid) continue;
+    if (!r.valid || r.opcode != kRcReadRequest) continue;
     const int32_t at = psn_diff(p.psn, r.psn);
     if (at < 0 || static_cast<uint32_t>(at) >= r.npkts) continue;
     const uint64_t off = uint64_t{static_cast<uint32_t>(at)} * qp.mtu_bytes;
@@ -181,37 +191,60 @@ void RoceHost::respond_duplicate(Qp& qp, const RocePacket& p) noexcept {
       ++counters_.drops[static_cast<int>(RxDrop::kInvalidRequest)];
       return;
     }
-    // Still being answered (or queued): restart its response at the requested packet.
-    uint32_t pos = qp.reads.head;
-    for (; pos != qp.reads.tail; ++pos) {
-      ReadJob& job = qp.reads.at(pos);
-      if (job.psn == r.psn) {
-        if (job.pkts_sent > static_cast<uint32_t>(at)) job.pkts_sent = static_cast<uint32_t>(at);
-        return;
-      }
-      if (psn_diff(job.psn, r.psn) > 0) break;
-    }
-    if (qp.reads.full()) {
-      ++counters_.drops[static_cast<int>(RxDrop::kInvalidRequest)];
-      return;  // the requester's timer asks again once responses have drained the ring
-    }
-    // Responses go out in PSN order: the replay goes before the jobs of later READs (also
-    // one being answered: the requester, which went back to this PSN, drops their responses
-    // until this READ is complete, and re-requests them in turn).
-    for (uint32_t i = qp.reads.tail; i != pos; --i) qp.reads.at(i) = qp.reads.at(i - 1);
-    ReadJob& job = qp.reads.at(pos);
-    job = ReadJob{};
+    ReadJob job;
     job.addr = read_source(r.rkey, r.va, r.len);
     job.len = r.len;
     job.psn = r.psn;
     job.npkts = r.npkts;
     job.pkts_sent = static_cast<uint32_t>(at);
     job.msn = psn_add(qp.msn, 1);
-    ++qp.reads.tail;
+    if (!queue_replay(qp, job)) ++counters_.drops[static_cast<int>(RxDrop::kInvalidRequest)];
     return;
   }
   // Older than every READ this QP remembers: answer it as a new request.
   respond_read(qp, p, p.psn);
+}
+
+void RoceHost::respond_duplicate_atomic(Qp& qp, const RocePacket& p) noexcept {
+  // Answered from the saved result of the original (same PSN, opcode, VA and R_Key), which
+  // is never executed again; an atomic this QP no longer remembers is dropped (rxe: class D
+  // error, the requester's retries then run out).
+  for (const ReadRecord& r : qp.read_history) {
+    if (!r.valid || r.psn != p.psn || r.opcode != p.opcode) continue;
+    if (r.va != p.va || r.rkey != p.rkey) break;
+    ReadJob job;
+    job.psn = r.psn;
+    job.npkts = 1;
+    job.len = 8;
+    job.atomic = true;
+    job.atomic_orig = r.atomic_orig;
+    job.msn = qp.msn;  // as rxe: a replayed atomic ACK carries the current MSN
+    if (!queue_replay(qp, job)) break;
+    ++counters_.atomic_replays;
+    return;
+  }
+  ++counters_.drops[static_cast<int>(RxDrop::kInvalidRequest)];
+}
+
+bool RoceHost::queue_replay(Qp& qp, const ReadJob& replay) noexcept {
+  // Still being answered (or queued): restart its response at the requested packet.
+  uint32_t pos = qp.reads.head;
+  for (; pos != qp.reads.tail; ++pos) {
+    ReadJob& job = qp.reads.at(pos);
+    if (job.psn == replay.psn) {
+      if (job.pkts_sent > replay.pkts_sent) job.pkts_sent = replay.pkts_sent;
+      return true;
+    }
+    if (psn_diff(job.psn, replay.psn) > 0) break;
+  }
+  if (qp.reads.full()) return false;  // the requester's timer asks again once drained
+  // Responses go out in PSN order: the replay goes before the jobs of later READs (also
+  // one being answered: the requester, which went back to this PSN, drops their responses
+  // until this READ is complete, and re-requests them in turn).
+  for (uint32_t i = qp.reads.tail; i != pos; --i) qp.reads.at(i) = qp.reads.at(i - 1);
+  qp.reads.at(pos) = replay;
+  ++qp.reads.tail;
+  return true;
 }
 
 bool RoceHost::respond_send(Qp& qp, const RocePacket& p) noexcept {
@@ -355,6 +388,68 @@ bool RoceHost::respond_read(Qp& qp, const RocePacket& p, uint32_t psn) noexcept 
   qp.reads.at(qp.reads.tail) = job;
   ++qp.reads.tail;
   return true;
+}
+
+bool RoceHost::respond_atomic(Qp& qp, const RocePacket& p) noexcept {
+  // As rxe_resp.c: the rkey, access and bounds of the 8 bytes first (remote access error),
+  // then their alignment (invalid request, IBTA 9.4.5: atomics need an 8-byte aligned VA).
+  const MemoryRegion* mr = find_mr(p.rkey, true);
+  if (!mr || mr->pd != qp.pd || !(mr->access & IBV_ACCESS_REMOTE_ATOMIC) ||
+      !(qp.access & IBV_ACCESS_REMOTE_ATOMIC) || !mr->contains(p.va, 8)) {
+    ++counters_.drops[static_cast<int>(RxDrop::kRemoteAccess)];
+    queue_nak(qp, kSynNakAccess, p.psn);
+    return false;
+  }
+  if (p.va % 8 != 0) {
+    ++counters_.drops[static_cast<int>(RxDrop::kInvalidRequest)];
+    queue_nak(qp, kSynNakInvalid, p.psn);
+    return false;
+  }
+  if (qp.reads.full()) {
+    // No responder resource free: dropped unexecuted, as a READ (respond_read).
+    ++counters_.drops[static_cast<int>(RxDrop::kInvalidRequest)];
+    return false;
+  }
+  // The target is a host-order uint64 (as rxe's rxe_mr_do_atomic_op); the operands arrive
+  // big-endian and were converted by the parser. One thread runs the node, so the
+  // read-modify-write is atomic with respect to every other access through this NIC.
+  uint8_t* target = mr->at(p.va);
+  uint64_t orig;
+  std::memcpy(&orig, target, 8);
+  const uint64_t now_value =
+      atomic_result(p.opcode == kRcCompareSwap, orig, p.atomic_swap_add, p.atomic_compare);
+  std::memcpy(target, &now_value, 8);
+  ++counters_.atomics_executed;
+  ReadJob job;
+  job.psn = p.psn;
+  job.npkts = 1;
+  job.len = 8;
+  job.atomic = true;
+  job.atomic_orig = orig;
+  job.msn = psn_add(qp.msn, 1);
+  qp.reads.at(qp.reads.tail) = job;
+  ++qp.reads.tail;
+  return true;
+}
+
+rte_mbuf* RoceHost::responder_atomic_ack(Qp& qp, ReadJob& job) noexcept {
+  constexpr uint32_t ext = sizeof(Aeth) + sizeof(AtomicAckEth);
+  uint8_t* f = nullptr;
+  rte_mbuf* m = alloc_frame(frame_bytes(ext, 0), f);
+  if (!m) [[unlikely]]
+    return nullptr;
+  // In the stream of response jobs, on the data priority as READ responses.
+  const uint32_t at =
+      write_headers(f, qp.data_tmpl, kRcAtomicAcknowledge, job.psn, false, false, ext, 0, ip_id_++);
+  auto* aeth = reinterpret_cast<Aeth*>(f + at);
+  aeth->syndrome = kSynAck;
+  aeth->set_msn(job.msn);
+  reinterpret_cast<AtomicAckEth*>(f + at + sizeof(Aeth))->set_orig(job.atomic_orig);
+  seal_frame(f);
+  ++counters_.atomic_acks_sent;
+  ++job.pkts_sent;
+  ++qp.reads.head;
+  return m;
 }
 
 }  // namespace rocemu::nic

@@ -58,6 +58,7 @@ struct NicCounters {
   uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0;
   std::array<uint64_t, kNumRxDrops> drops{};
   uint64_t data_packets_sent = 0, retransmitted_packets = 0, read_responses_sent = 0;
+  uint64_t atomics_executed = 0, atomic_acks_sent = 0, atomic_replays = 0;
   uint64_t acks_sent = 0, naks_sent = 0, rnr_naks_sent = 0;
   uint64_t acks_received = 0, naks_received = 0, rnr_naks_received = 0;
   uint64_t timeouts = 0, rewinds = 0;
@@ -116,9 +117,10 @@ class RoceHost final : public rocemu::Node {
   uint32_t expected_psn(uint32_t qpn) const noexcept;
   /// What the peer needs to connect to `qpn`.
   QpInfo local_info(uint32_t qpn) const noexcept;
-  /// ibv_post_send: SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ. Copies
-  /// each WR; returns 0, or an errno with *bad_wr set (ENOMEM when the SQ is full, EINVAL
-  /// for a bad opcode/lkey/SGE, or a QP not in RTS).
+  /// ibv_post_send: SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ,
+  /// ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD (wr.atomic; SGEs of 8 bytes in total that
+  /// receive the original value). Copies each WR; returns 0, or an errno with *bad_wr set
+  /// (ENOMEM when the SQ is full, EINVAL for a bad opcode/lkey/SGE, or a QP not in RTS).
   int post_send(uint32_t qpn, const ibv_send_wr* wr, const ibv_send_wr** bad_wr) noexcept;
   /// ibv_post_recv: returns 0, or ENOMEM/EINVAL with *bad_wr set.
   int post_recv(uint32_t qpn, const ibv_recv_wr* wr, const ibv_recv_wr** bad_wr) noexcept;
@@ -189,6 +191,12 @@ class RoceHost final : public rocemu::Node {
   // completer.cc
   void complete_ack(Qp& qp, const RocePacket& p, TimeNs now) noexcept;
   void complete_read_response(Qp& qp, const RocePacket& p, TimeNs now) noexcept;
+  void complete_atomic_ack(Qp& qp, const RocePacket& p, TimeNs now) noexcept;
+  /// Retires the SENDs and WRITEs a response for `psn` implicitly acknowledges and returns
+  /// the send WQE that response must belong to (the oldest READ or atomic outstanding), or
+  /// nullptr when none is (counted stale). A response beyond that WQE's next expected PSN
+  /// means responses were lost: it rewinds once to the missing PSN and returns nullptr.
+  SendWqe* response_target(Qp& qp, uint32_t psn) noexcept;
   bool ack_up_to(Qp& qp, uint32_t psn, TimeNs now) noexcept;
   void on_progress(Qp& qp, TimeNs now) noexcept;
   void check_timeouts(Qp& qp, TimeNs now) noexcept;
@@ -199,6 +207,11 @@ class RoceHost final : public rocemu::Node {
   bool respond_send(Qp& qp, const RocePacket& p) noexcept;
   bool respond_write(Qp& qp, const RocePacket& p) noexcept;
   bool respond_read(Qp& qp, const RocePacket& p, uint32_t psn) noexcept;
+  bool respond_atomic(Qp& qp, const RocePacket& p) noexcept;
+  void respond_duplicate_atomic(Qp& qp, const RocePacket& p) noexcept;
+  /// Queues `job` (a replayed response) in PSN order among the response jobs; false if the
+  /// ring is full. A job for the same PSN still queued is restarted at job.pkts_sent instead.
+  bool queue_replay(Qp& qp, const ReadJob& job) noexcept;
   bool read_allowed(const Qp& qp, uint32_t rkey, uint64_t va, uint32_t len) const noexcept;
   /// The host address of `va` in the region of `rkey`, once read_allowed() said yes (nullptr
   /// for a zero-length READ, whose R_Key and VA are not checked).
@@ -206,7 +219,8 @@ class RoceHost final : public rocemu::Node {
   void queue_ack(Qp& qp, uint32_t psn) noexcept;
   void queue_nak(Qp& qp, uint8_t syndrome, uint32_t psn) noexcept;
   rte_mbuf* responder_ctl(Qp& qp) noexcept;
-  rte_mbuf* responder_read_next(Qp& qp) noexcept;
+  rte_mbuf* responder_read_next(Qp& qp) noexcept;  // next READ response or atomic ACK
+  rte_mbuf* responder_atomic_ack(Qp& qp, ReadJob& job) noexcept;
   bool ctl_ready(const Qp& qp) const noexcept;
   // verbs.cc
   void enter_error(Qp& qp, ibv_wc_status head_status) noexcept;

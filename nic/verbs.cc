@@ -347,11 +347,18 @@ void RoceHost::complete_send_wqe(Qp& qp, SendWqe& w, ibv_wc_status status) noexc
     case IBV_WR_RDMA_READ:
       wc.opcode = IBV_WC_RDMA_READ;
       break;
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+      wc.opcode = IBV_WC_COMP_SWAP;
+      break;
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+      wc.opcode = IBV_WC_FETCH_ADD;
+      break;
     default:
       wc.opcode = IBV_WC_RDMA_WRITE;
       break;
   }
-  wc.byte_len = w.opcode == IBV_WR_RDMA_READ ? w.length : 0;
+  // Bytes written into the local SGEs: a READ's data, an atomic's 8-byte original value.
+  wc.byte_len = is_rd_atomic(w.opcode) ? w.length : 0;
   wc.qp_num = qp.qpn;
   wc.src_qp = qp.dest_qpn;
   push_wc(qp.send_cq, wc);
@@ -407,7 +414,7 @@ int RoceHost::post_send(uint32_t qpn, const ibv_send_wr* wr, const ibv_send_wr**
     for (int i = 0; i < wr->num_sge; ++i) {
       const ibv_sge& s = wr->sg_list[i];
       const MemoryRegion* mr = find_mr(s.lkey, false);
-      const bool need_write = wr->opcode == IBV_WR_RDMA_READ;
+      const bool need_write = is_rd_atomic(wr->opcode);  // the response lands in the SGEs
       if (!mr || mr->pd != qp->pd || !mr->contains(s.addr, s.length) ||
           (need_write && !(mr->access & IBV_ACCESS_LOCAL_WRITE)))
         ok = false;
@@ -425,6 +432,16 @@ int RoceHost::post_send(uint32_t qpn, const ibv_send_wr* wr, const ibv_send_wr**
       case IBV_WR_RDMA_READ:
         w.remote_addr = wr->wr.rdma.remote_addr;
         w.rkey = wr->wr.rdma.rkey;
+        break;
+      case IBV_WR_ATOMIC_CMP_AND_SWP:
+      case IBV_WR_ATOMIC_FETCH_AND_ADD:
+        // The SGEs receive the 8-byte original value. The remote address is not checked
+        // here: a misaligned one is the responder's invalid request NAK (IBTA 9.4.5).
+        w.remote_addr = wr->wr.atomic.remote_addr;
+        w.rkey = wr->wr.atomic.rkey;
+        w.compare_add = wr->wr.atomic.compare_add;
+        w.swap = wr->wr.atomic.swap;
+        if (total != 8) ok = false;
         break;
       default:
         ok = false;

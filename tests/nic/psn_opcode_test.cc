@@ -3,11 +3,15 @@
 // building/parsing round trips, and [nic] parameter validation.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstring>
+
 #include "common/wire.h"
 #include "nic/nic_params.h"
 #include "nic/opcode_table.h"
 #include "nic/packet.h"
 #include "nic/psn.h"
+#include "nic/qp.h"
 #include "tests/support/eal_env.h"
 
 namespace rocemu::nic {
@@ -116,6 +120,67 @@ TEST(OpcodeTable, ReadResponsePositions) {
   EXPECT_FALSE(ok(kRcReadResponseFirst, 3, 4));
   // Not a READ response at all.
   EXPECT_FALSE(ok(kRcAcknowledge, 0, 1));
+}
+
+// IBTA 9.4.5: compare & swap stores the swap value only if the target equals the compare
+// value; fetch & add adds modulo 2^64. Either returns the original value.
+TEST(Atomics, ResultFollowsIbtaCompareSwapAndFetchAdd) {
+  EXPECT_EQ(atomic_result(true, 5, 9, 5), 9u) << "equal: swapped";
+  EXPECT_EQ(atomic_result(true, 5, 9, 6), 5u) << "not equal: unchanged";
+  EXPECT_EQ(atomic_result(true, 0, 0, 0), 0u);
+  EXPECT_EQ(atomic_result(true, ~0ull, 1, ~0ull), 1u);
+  EXPECT_EQ(atomic_result(false, 5, 9, 1234), 14u) << "fetch & add ignores compare";
+  EXPECT_EQ(atomic_result(false, ~0ull, 2, 0), 1u) << "wraps modulo 2^64";
+  EXPECT_EQ(atomic_result(false, 1ull << 63, 1ull << 63, 0), 0u);
+  EXPECT_TRUE(is_rd_atomic(IBV_WR_RDMA_READ));
+  EXPECT_TRUE(is_rd_atomic(IBV_WR_ATOMIC_CMP_AND_SWP));
+  EXPECT_TRUE(is_rd_atomic(IBV_WR_ATOMIC_FETCH_AND_ADD));
+  EXPECT_FALSE(is_rd_atomic(IBV_WR_RDMA_WRITE));
+  EXPECT_FALSE(is_atomic(IBV_WR_RDMA_READ));
+}
+
+TEST(Packet, AtomicHeadersAreBigEndianAtTheirIbtaOffsets) {
+  test::test_mempool();
+  FrameAddress a;
+  a.src_ip = 0x0a000001;
+  a.dst_ip = 0x0a000002;
+  a.dqpn = 0x11;
+  RocePacket p;
+  // Request: AtomicETH right after the BTH, VA(8) R_Key(4) swap/add(8) compare(8).
+  std::array<uint8_t, 256> f{};
+  uint32_t at = write_headers(f.data(), make_template(a), wire::kRcCompareSwap, 7, true, false,
+                              sizeof(wire::AtomicEth), 0, 1);
+  auto* e = reinterpret_cast<wire::AtomicEth*>(f.data() + at);
+  e->set_va(0x0102030405060708ull);
+  e->set_rkey(0x11223344u);
+  e->set_swap_add(0xa1a2a3a4a5a6a7a8ull);
+  e->set_compare(0xb1b2b3b4b5b6b7b8ull);
+  seal_frame(f.data());
+  const uint8_t want[28] = {1,    2,    3,    4,    5,    6,    7,    8,    0x11, 0x22,
+                            0x33, 0x44, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8,
+                            0xb1, 0xb2, 0xb3, 0xb4, 0xb5, 0xb6, 0xb7, 0xb8};
+  EXPECT_EQ(std::memcmp(f.data() + wire::kRoceHeadersBytes, want, 28), 0);
+  const uint32_t len = frame_bytes(28, 0);
+  EXPECT_EQ(len, 86u) << "as rxe's atomic requests (golden captures 11, 12)";
+  ASSERT_EQ(parse_roce(f.data(), len, p), RxDrop::kNone);
+  EXPECT_TRUE(icrc_ok(p));
+  EXPECT_EQ(p.va, 0x0102030405060708ull);
+  EXPECT_EQ(p.rkey, 0x11223344u);
+  EXPECT_EQ(p.atomic_swap_add, 0xa1a2a3a4a5a6a7a8ull);
+  EXPECT_EQ(p.atomic_compare, 0xb1b2b3b4b5b6b7b8ull);
+  // ATOMIC_ACKNOWLEDGE: AETH then the 8-byte original value.
+  std::array<uint8_t, 256> g{};
+  at = write_headers(g.data(), make_template(a), wire::kRcAtomicAcknowledge, 7, false, false, 12, 0,
+                     2);
+  g[at] = 0x1f;
+  reinterpret_cast<wire::AtomicAckEth*>(g.data() + at + 4)->set_orig(0xc1c2c3c4c5c6c7c8ull);
+  seal_frame(g.data());
+  EXPECT_EQ(g[at + 4], 0xc1);
+  EXPECT_EQ(g[at + 11], 0xc8);
+  ASSERT_EQ(parse_roce(g.data(), frame_bytes(12, 0), p), RxDrop::kNone);
+  EXPECT_EQ(frame_bytes(12, 0), 70u);
+  EXPECT_EQ(p.atomic_orig, 0xc1c2c3c4c5c6c7c8ull);
+  EXPECT_EQ(p.syndrome, 0x1f);
 }
 
 TEST(Packet, BuildThenParseRoundTripsEveryField) {
