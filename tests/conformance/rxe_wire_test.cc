@@ -4,12 +4,15 @@
 // included. Also checks the field values the endpoint's own frames must share with rxe's.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <map>
 #include <set>
 
 #include "nic/opcode_table.h"
 #include "nic/packet.h"
 #include "tests/conformance/pcapng_reader.h"
+#include "tests/nic/host_pair.h"
 #include "tests/support/eal_env.h"
 
 namespace rocemu::test {
@@ -68,11 +71,85 @@ TEST(RxeCaptures, CoverEveryRcOpcodeTheEndpointSpeaks) {
     for (const auto& f : read_pcapng(std::string("data/") + c + ".pcapng"))
       if (is_roce_v4(f)) seen.insert(f[wire::kBthOff]);
   using namespace wire;
-  for (uint8_t op : {kRcSendFirst, kRcSendMiddle, kRcSendLast, kRcSendOnly, kRcWriteFirst,
-                     kRcWriteMiddle, kRcWriteLast, kRcWriteOnly, kRcReadRequest,
-                     kRcReadResponseFirst, kRcReadResponseMiddle, kRcReadResponseLast,
-                     kRcReadResponseOnly, kRcAcknowledge, kCnp})
+  for (uint8_t op :
+       {kRcSendFirst, kRcSendMiddle, kRcSendLast, kRcSendOnly, kRcWriteFirst, kRcWriteMiddle,
+        kRcWriteLast, kRcWriteOnly, kRcReadRequest, kRcReadResponseFirst, kRcReadResponseMiddle,
+        kRcReadResponseLast, kRcReadResponseOnly, kRcAcknowledge, kRcCompareSwap, kRcFetchAdd,
+        kRcAtomicAcknowledge, kCnp})
     EXPECT_TRUE(seen.count(op)) << nic::op_info(op).name;
+}
+
+// rocemu's own atomics against rxe's (ib_atomic_bw, captures 11 and 12): the first request
+// of a capture repeated by a rocemu requester (same VA through an IOVA region, same
+// operands) gives the same AtomicETH bytes and frame length, and a rocemu responder whose
+// target holds (host order) the value rxe's ATOMIC_ACKNOWLEDGE returned gives the same
+// AtomicAckETH bytes, syndrome and MSN.
+TEST(RxeCaptures, RocemuAtomicsCarryTheSameHeadersAsRxe) {
+  test_mempool();
+  for (const char* cap : {"11_atomic_fetchadd", "12_atomic_cmpswap"}) {
+    SCOPED_TRACE(cap);
+    std::vector<uint8_t> req, ack;
+    for (const auto& f : read_pcapng(std::string("data/") + cap + ".pcapng")) {
+      if (!is_roce_v4(f)) continue;
+      const uint8_t op = f[wire::kBthOff];
+      if (req.empty() && (op == wire::kRcFetchAdd || op == wire::kRcCompareSwap)) req = f;
+      if (!req.empty() && ack.empty() && op == wire::kRcAtomicAcknowledge) ack = f;
+    }
+    ASSERT_FALSE(req.empty());
+    ASSERT_FALSE(ack.empty());
+    nic::RocePacket rq, ak;
+    ASSERT_EQ(nic::parse_roce(req.data(), static_cast<uint32_t>(req.size()), rq),
+              nic::RxDrop::kNone);
+    ASSERT_EQ(nic::parse_roce(ack.data(), static_cast<uint32_t>(ack.size()), ak),
+              nic::RxDrop::kNone);
+    ASSERT_EQ(ak.psn, rq.psn);
+
+    nic::NicParams p;
+    nic::ConnectOptions opt;
+    opt.access |= IBV_ACCESS_REMOTE_ATOMIC;
+    HostPair hp(p, 25 * kBpsPerGbps, 2000, 1, opt, rq.psn, 1);
+    constexpr int kAll = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                         IBV_ACCESS_REMOTE_ATOMIC;
+    std::vector<uint8_t> target(64, 0), local(8, 0);
+    std::memcpy(target.data(), &ak.atomic_orig, 8);  // rxe's target value, host order
+    const auto tmr = hp.host[1]->reg_mr_iova(hp.pd[1], target.data(), target.size(), rq.va, kAll);
+    const auto lmr = hp.reg(0, local);
+    std::vector<uint8_t> our_req, our_ack;
+    hp.wire->set_inspector([&](int side, const uint8_t* f, uint32_t len) {
+      (side == 0 ? our_req : our_ack).assign(f, f + len);
+    });
+    ibv_sge sge{lmr.addr, 8, lmr.lkey};
+    ibv_send_wr wr{};
+    wr.opcode =
+        rq.opcode == wire::kRcCompareSwap ? IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.atomic.remote_addr = rq.va;
+    wr.wr.atomic.rkey = tmr.rkey;
+    wr.wr.atomic.compare_add =
+        rq.opcode == wire::kRcCompareSwap ? rq.atomic_compare : rq.atomic_swap_add;
+    wr.wr.atomic.swap = rq.atomic_swap_add;
+    ASSERT_EQ(hp.host[0]->post_send(hp.qpn[0], &wr, nullptr), 0);
+    std::vector<ibv_wc> wcs;
+    ASSERT_TRUE(hp.wait_wcs(0, 1, wcs, 10 * kNsPerMs));
+    EXPECT_EQ(wcs[0].status, IBV_WC_SUCCESS);
+    uint64_t got;
+    std::memcpy(&got, local.data(), 8);
+    EXPECT_EQ(got, ak.atomic_orig);
+    ASSERT_EQ(our_req.size(), req.size());
+    ASSERT_EQ(our_ack.size(), ack.size());
+    const uint32_t ext = wire::kRoceHeadersBytes;
+    EXPECT_EQ(our_req[wire::kBthOff], req[wire::kBthOff]);
+    EXPECT_EQ(our_req[wire::kBthOff + 8] & 0x80, req[wire::kBthOff + 8] & 0x80) << "AckReq";
+    // AtomicETH: VA (8), R_Key (4, ours differs), swap/add (8), compare (8).
+    EXPECT_TRUE(std::equal(our_req.begin() + ext, our_req.begin() + ext + 8, req.begin() + ext));
+    EXPECT_TRUE(
+        std::equal(our_req.begin() + ext + 12, our_req.begin() + ext + 28, req.begin() + ext + 12));
+    EXPECT_EQ(our_ack[wire::kBthOff], ack[wire::kBthOff]);
+    EXPECT_TRUE(std::equal(our_ack.begin() + ext, our_ack.begin() + ext + 12, ack.begin() + ext))
+        << "AETH (syndrome, MSN of the first message) and AtomicAckETH";
+  }
 }
 
 TEST(RxeCaptures, ACorruptedCopyFailsTheIcrc) {
