@@ -14,24 +14,51 @@ namespace {
 constexpr TimeNs kNoProgressNs = 10 * kNsPerSec;
 constexpr int kPollBurst = 32;
 constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+// perftest's cycle buffer (a page) and cache line: its atomic bandwidth test moves the target
+// one cache line on per post, wrapping within the buffer (increase_rem_addr).
+constexpr uint32_t kAtomicCycleBytes = 4096, kAtomicStrideBytes = 64;
 
-ibv_wr_opcode wr_opcode(Verb v) noexcept {
-  return v == Verb::kWrite ? IBV_WR_RDMA_WRITE : v == Verb::kRead ? IBV_WR_RDMA_READ : IBV_WR_SEND;
+/// MR and QP access of a tool: the atomic tests add remote atomic access, as perftest.
+int access_of(const PerftestOptions& o) noexcept {
+  return o.verb == Verb::kAtomic ? kAccess | IBV_ACCESS_REMOTE_ATOMIC : kAccess;
 }
 
+ibv_wr_opcode wr_opcode(Verb v, AtomicOp a) noexcept {
+  switch (v) {
+    case Verb::kWrite:
+      return IBV_WR_RDMA_WRITE;
+    case Verb::kRead:
+      return IBV_WR_RDMA_READ;
+    case Verb::kAtomic:
+      return a == AtomicOp::kCmpSwap ? IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD;
+    default:
+      return IBV_WR_SEND;
+  }
+}
 
-/// Posts one signaled WR of `size` bytes on QP q of side s (towards its peer).
-int post_one(Side& s, uint32_t q, Verb verb, uint32_t size, uint64_t wr_id) noexcept {
-  const bool read = verb == Verb::kRead;
+/// Posts one signaled WR of `size` bytes on QP q of side s (towards its peer). An atomic's
+/// original value lands in the receive buffer; its target is the peer's buffer, `seq` cache
+/// lines on (perftest's values: FETCH_AND_ADD adds 1, CMP_AND_SWAP compares 0, swaps 0).
+int post_one(Side& s, uint32_t q, Verb verb, uint32_t size, uint64_t wr_id,
+             AtomicOp atomic = AtomicOp::kFetchAdd, uint64_t seq = 0) noexcept {
+  const bool read = reads_back(verb);
   ibv_sge sge{reinterpret_cast<uint64_t>(read ? s.recv_buf(q) : s.send_buf(q)), size, s.mr.lkey};
   ibv_send_wr wr{};
   wr.wr_id = wr_id;
   wr.sg_list = &sge;
   wr.num_sge = 1;
-  wr.opcode = wr_opcode(verb);
+  wr.opcode = wr_opcode(verb, atomic);
   wr.send_flags = IBV_SEND_SIGNALED;
-  wr.wr.rdma.remote_addr = read ? s.peer_send_addr(q) : s.peer_recv_addr(q);
-  wr.wr.rdma.rkey = s.peer_mr.rkey;
+  if (verb == Verb::kAtomic) {
+    const uint64_t lines = kAtomicCycleBytes / kAtomicStrideBytes;
+    wr.wr.atomic.remote_addr = s.peer_send_addr(q) + (seq % lines) * kAtomicStrideBytes;
+    wr.wr.atomic.rkey = s.peer_mr.rkey;
+    wr.wr.atomic.compare_add = atomic == AtomicOp::kFetchAdd ? 1 : 0;
+    wr.wr.atomic.swap = 0;
+  } else {
+    wr.wr.rdma.remote_addr = read ? s.peer_send_addr(q) : s.peer_recv_addr(q);
+    wr.wr.rdma.rkey = s.peer_mr.rkey;
+  }
   const ibv_send_wr* bad = nullptr;
   return s.host->post_send(s.qpns[q], &wr, &bad);
 }
@@ -52,7 +79,9 @@ void Side::create(nic::RoceHost& h, const PerftestOptions& o, uint32_t half_byte
   half = half_bytes;
   region.assign(uint64_t{2} * o.num_qps * half, 0);
   pd = h.alloc_pd();
-  mr = h.reg_mr(pd, region.data(), region.size(), kAccess);
+  if (o.verb == Verb::kAtomic && half_bytes < kAtomicCycleBytes)
+    throw std::runtime_error("atomic tests need buffers of at least 4096 bytes");
+  mr = h.reg_mr(pd, region.data(), region.size(), access_of(o));
   if (mr.lkey == 0) throw std::runtime_error("cannot register a memory region");
   const uint32_t sq = std::max<uint32_t>(o.tx_depth, 16) * 2;
   send_cq = h.create_cq(o.num_qps * sq + 64);
@@ -72,7 +101,7 @@ void Side::create(nic::RoceHost& h, const PerftestOptions& o, uint32_t half_byte
 
 void Side::connect(uint32_t q, const nic::QpInfo& peer, const PerftestOptions& o) {
   nic::ConnectOptions co;
-  co.access = kAccess;
+  co.access = access_of(o);
   co.path_mtu = nic::mtu_enum(o.mtu_bytes);
   co.timeout = o.qp_timeout;  // -1: the host's default
   if (int rc = nic::connect_rc(*host, qpns[q], peer, co))
@@ -142,7 +171,7 @@ bool bw_requester_step(Side& s, int r, TestState& t, const PerftestOptions& o,
     uint64_t& posted = t.posted[r][q];
     while (posting && posted - t.completed[r][q] < o.tx_depth &&
            (t.duration_ns != 0 || posted < o.iters)) {
-      const int rc = post_one(s, q, o.verb, t.size, q);
+      const int rc = post_one(s, q, o.verb, t.size, q, o.atomic_op, posted);
       if (rc == ENOMEM) break;
       if (rc != 0) {
         t.fail("post_send: errno " + std::to_string(rc));
@@ -210,7 +239,7 @@ void lat_client_step(Side& s, TestState& t, const PerftestOptions& o, TimeNs now
     t.mark = static_cast<uint8_t>(t.mark % 255 + 1);  // 1..255: never the cleared 0
     s.send_buf(0)[last] = t.mark;
     t.sent_ns = now;
-    if (int rc = post_one(s, 0, o.verb, t.size, 0))
+    if (int rc = post_one(s, 0, o.verb, t.size, 0, o.atomic_op))
       return t.fail("post_send: errno " + std::to_string(rc));
     t.in_flight = true;
   }
@@ -218,7 +247,7 @@ void lat_client_step(Side& s, TestState& t, const PerftestOptions& o, TimeNs now
   double factor = 0.5;  // SEND: half the round trip
   const int n = drain_send_cq(s, t);
   if (t.failed) return;
-  if (o.verb == Verb::kRead && n > 0) {
+  if (reads_back(o.verb) && n > 0) {  // READ, atomic: the full round trip, as perftest
     arrived = true;
     factor = 1.0;
   } else if (o.verb == Verb::kSend) {

@@ -11,8 +11,9 @@
 // k-th WRITE of either side carries (uint8_t)k in the last byte; the server writes 1 at
 // once, then each side writes k after it saw the peer's k; a sample is the time from our
 // k to the peer's k+1, so -n n gives n-1 samples), SEND waits for the receive completion
-// (the client sends first, as perftest), READ times one READ (full round trip; WRITE/SEND
-// samples are half the round trip).
+// (the client sends first, as perftest), READ times one READ, an atomic one atomic (full
+// round trip; WRITE/SEND samples are half the round trip). Atomics (8 bytes, perftest's
+// values and targets, see post_one in bench_roles.cc) follow READ's flow throughout.
 #pragma once
 
 #include <cstdint>
@@ -103,7 +104,7 @@ int drain_send_cq(Side& s, TestState& t) noexcept;
 void lat_client_step(Side& s, TestState& t, const PerftestOptions& o, TimeNs now) noexcept;
 /// Latency server: WRITE: perftest's ping-pong (writes mark 1 at once, then k+1 after the
 /// client's k; t.srv_done once all -n marks went both ways and ours completed); SEND: sends
-/// back each ping; READ: nothing, the responder answers.
+/// back each ping; READ, atomic: nothing, the responder answers.
 void lat_server_step(Side& s, TestState& t, const PerftestOptions& o, TimeNs now) noexcept;
 /// Fails t if nothing completed for 10 s.
 void check_progress(TestState& t, TimeNs now) noexcept;

@@ -1,6 +1,6 @@
-// perftest_main.cc — rocemu_{write,send,read}_{bw,lat}: perftest's tools over rocemu's RoCEv2
-// endpoint (docs/perftest.md). The tool is fixed at build time (ROCEMU_PERFTEST_TOOL), or
-// taken from argv[0]'s basename when that names one of the six tools.
+// perftest_main.cc — rocemu_{write,send,read,atomic}_{bw,lat}: perftest's tools over rocemu's
+// RoCEv2 endpoint (docs/perftest.md). The tool is fixed at build time (ROCEMU_PERFTEST_TOOL),
+// or taken from argv[0]'s basename when that names one of the eight tools.
 //
 // Exit: 0 success, 1 a test failed (error completion, no progress), 2 usage, 3 setup (EAL).
 #include <atomic>
@@ -24,13 +24,15 @@ using namespace rocemu::perftest;
 namespace {
 std::atomic<bool> g_interrupted{false};
 
-const char* verb_title(Verb v) {
-  return v == Verb::kWrite ? "RDMA_Write" : v == Verb::kRead ? "RDMA_Read" : "Send";
+std::string verb_title(const PerftestOptions& o) {
+  // perftest: testsStr[verb], then for atomics atomicTypesStr[atomicType].
+  if (o.verb == Verb::kAtomic) return std::string("Atomic ") + atomic_op_name(o.atomic_op);
+  return o.verb == Verb::kWrite ? "RDMA_Write" : o.verb == Verb::kRead ? "RDMA_Read" : "Send";
 }
 
 void print_banner(const PerftestOptions& o) {
   std::printf("%s", kResultLine);
-  std::printf("                    %s %s Test\n", verb_title(o.verb),
+  std::printf("                    %s %s Test\n", verb_title(o).c_str(),
               o.metric == Metric::kBandwidth ? "BW" : "Latency");
   if (o.loopback) {
     std::printf(" Dual-port       : OFF\t\tDevice         : rocemu (loopback, net_ring)\n");

@@ -15,9 +15,13 @@ const std::map<std::string, std::pair<Verb, Metric>>& tools() {
       {"rocemu_send_bw", {Verb::kSend, Metric::kBandwidth}},
       {"rocemu_send_lat", {Verb::kSend, Metric::kLatency}},
       {"rocemu_read_bw", {Verb::kRead, Metric::kBandwidth}},
-      {"rocemu_read_lat", {Verb::kRead, Metric::kLatency}}};
+      {"rocemu_read_lat", {Verb::kRead, Metric::kLatency}},
+      {"rocemu_atomic_bw", {Verb::kAtomic, Metric::kBandwidth}},
+      {"rocemu_atomic_lat", {Verb::kAtomic, Metric::kLatency}}};
   return t;
 }
+
+constexpr uint32_t kAtomicSizeBytes = 8;  // perftest's DEF_SIZE_ATOMIC
 
 /// Unsigned integer in [lo, hi] (decimal or 0x hex, as perftest's strtol(…, 0)).
 bool parse_uint(const std::string& s, uint64_t lo, uint64_t hi, uint64_t& out) {
@@ -30,6 +34,10 @@ bool parse_uint(const std::string& s, uint64_t lo, uint64_t hi, uint64_t& out) {
 }
 }  // namespace
 
+const char* atomic_op_name(AtomicOp op) noexcept {
+  return op == AtomicOp::kCmpSwap ? "CMP_AND_SWAP" : "FETCH_AND_ADD";
+}
+
 bool tool_from_name(const std::string& name, Verb& verb, Metric& metric) {
   const auto it = tools().find(name);
   if (it == tools().end()) return false;
@@ -39,6 +47,17 @@ bool tool_from_name(const std::string& name, Verb& verb, Metric& metric) {
 }
 
 std::string perftest_usage(const std::string& tool) {
+  Verb verb = Verb::kWrite;
+  Metric metric = Metric::kBandwidth;
+  const bool atomic = tool_from_name(tool, verb, metric) && verb == Verb::kAtomic;
+  const std::string size_line =
+      atomic ? "  -s, --size=<size>          message size: 8, the only size of atomics\n"
+             : "  -s, --size=<size>          message size (default 65536 bw, 2 lat)\n"
+               "  -a, --all                  all sizes 2^1..2^23\n";
+  const std::string atomic_line =
+      atomic
+          ? "  -A, --atomic_type=<type>   CMP_AND_SWAP or FETCH_AND_ADD (default FETCH_AND_ADD)\n"
+          : "";
   return "Usage:\n"
          "  " +
          tool +
@@ -49,11 +68,10 @@ std::string perftest_usage(const std::string& tool) {
          "  " +
          tool +
          " [options] <host> [-- EAL args]       connect to a server at <host>\n"
-         "Options:\n"
-         "  -s, --size=<size>          message size (default 65536 bw, 2 lat)\n"
+         "Options:\n" +
+         atomic_line + size_line +
          "  -n, --iters=<iters>        iterations (default 5000 bw, 1000 lat)\n"
          "  -D, --duration=<sec>       run for <sec> seconds instead of -n\n"
-         "  -a, --all                  all sizes 2^1..2^23\n"
          "  -q, --qp=<num>             number of QPs (1..16)\n"
          "  -m, --mtu=<mtu>            IB MTU 256|512|1024|2048|4096 (default 1024)\n"
          "  -t, --tx-depth=<dep>       send queue depth (default 128 bw, 1 lat)\n"
@@ -85,11 +103,13 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
   o.tool = tool;
   if (!tool_from_name(tool, o.verb, o.metric)) {
     out.exit_code = 2;
-    out.message = tool + ": not a rocemu perftest tool name (rocemu_{write,send,read}_{bw,lat})\n";
+    out.message =
+        tool + ": not a rocemu perftest tool name (rocemu_{write,send,read,atomic}_{bw,lat})\n";
     return out;
   }
   const bool lat = o.metric == Metric::kLatency;
-  o.size_bytes = lat ? 2 : 65536;
+  const bool atomic = o.verb == Verb::kAtomic;
+  o.size_bytes = atomic ? kAtomicSizeBytes : lat ? 2 : 65536;
   o.iters = lat ? 1000 : 5000;
   o.tx_depth = lat ? 1 : 128;
   bool size_set = false, iters_set = false, duration_set = false;
@@ -99,21 +119,35 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
     return out;
   };
   // Short and long spellings of the flags that take a value, and of the switches.
-  static const std::map<std::string, char> valued = {
-      {"-s", 's'},           {"--size", 's'},
-      {"-n", 'n'},           {"--iters", 'n'},
-      {"-D", 'D'},           {"--duration", 'D'},
-      {"-q", 'q'},           {"--qp", 'q'},
-      {"-m", 'm'},           {"--mtu", 'm'},
-      {"-t", 't'},           {"--tx-depth", 't'},
-      {"-r", 'r'},           {"--rx-depth", 'r'},
-      {"-p", 'p'},           {"--port", 'p'},
-      {"-x", 'x'},           {"--gid-index", 'x'},
-      {"--link_gbps", 'L'},  {"-d", 'd'},
-      {"--ib-dev", 'd'},     {"--connect_timeout", 'c'},
-      {"--server_wait", 'w'}, {"--roce_ip", 'R'},
-      {"--idle_sleep_us", 'I'},
-      {"-u", 'u'},           {"--qp-timeout", 'u'}};
+  static const std::map<std::string, char> valued = {{"-s", 's'},
+                                                     {"--size", 's'},
+                                                     {"-n", 'n'},
+                                                     {"--iters", 'n'},
+                                                     {"-D", 'D'},
+                                                     {"--duration", 'D'},
+                                                     {"-q", 'q'},
+                                                     {"--qp", 'q'},
+                                                     {"-m", 'm'},
+                                                     {"--mtu", 'm'},
+                                                     {"-t", 't'},
+                                                     {"--tx-depth", 't'},
+                                                     {"-r", 'r'},
+                                                     {"--rx-depth", 'r'},
+                                                     {"-p", 'p'},
+                                                     {"--port", 'p'},
+                                                     {"-x", 'x'},
+                                                     {"--gid-index", 'x'},
+                                                     {"--link_gbps", 'L'},
+                                                     {"-d", 'd'},
+                                                     {"--ib-dev", 'd'},
+                                                     {"--connect_timeout", 'c'},
+                                                     {"--server_wait", 'w'},
+                                                     {"--roce_ip", 'R'},
+                                                     {"--idle_sleep_us", 'I'},
+                                                     {"-u", 'u'},
+                                                     {"--qp-timeout", 'u'},
+                                                     {"-A", 'A'},
+                                                     {"--atomic_type", 'A'}};
   static const std::map<std::string, char> switches = {{"-a", 'a'},
                                                        {"--all", 'a'},
                                                        {"-b", 'b'},
@@ -243,6 +277,17 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
           if (!parse_uint(value, 0, 10000, n)) return bad("--idle_sleep_us=" + value + ": 0..10000");
           o.idle_sleep_us = static_cast<uint32_t>(n);
           break;
+        case 'A':
+          if (!atomic)
+            return bad("-A is for the atomic tests (rocemu_atomic_bw, rocemu_atomic_lat)");
+          if (value == "CMP_AND_SWAP") {
+            o.atomic_op = AtomicOp::kCmpSwap;
+          } else if (value == "FETCH_AND_ADD") {
+            o.atomic_op = AtomicOp::kFetchAdd;
+          } else {
+            return bad("-A=" + value + ": CMP_AND_SWAP or FETCH_AND_ADD");
+          }
+          break;
         case 'u':
           if (!parse_uint(value, 0, 31, n)) return bad("-u=" + value + ": 0..31");
           o.qp_timeout = static_cast<int>(n);
@@ -274,6 +319,8 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
     o.server_name = a;
   }
   if (size_set && o.all_sizes) return bad("-s and -a exclude each other");
+  if (atomic && (o.all_sizes || o.size_bytes != kAtomicSizeBytes))
+    return bad("the message size of atomic tests is 8 bytes and cannot be changed");
   if (duration_set && iters_set) return bad("-D and -n exclude each other");
   if (o.run_infinitely && !duration_set) o.duration_s = 5;
   if (o.bidirectional && lat) return bad("-b is for bandwidth tests");
@@ -282,8 +329,8 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
     return bad("give --loopback, or -d <interface> for a server or client on a DPDK port");
   if (o.loopback && !o.roce_ip.empty()) return bad("--roce_ip is for network mode (-d)");
   if (o.loopback && o.idle_sleep_us > 0) return bad("--idle_sleep_us is for network mode (-d)");
-  if (o.check_data && (o.loopback || lat || o.bidirectional))
-    return bad("--check_data is for network-mode (-d) bandwidth tests without -b");
+  if (o.check_data && (o.loopback || lat || o.bidirectional || atomic))
+    return bad("--check_data is for network-mode (-d) WRITE/READ/SEND bandwidth tests without -b");
   if (lat && o.tx_depth != 1) o.tx_depth = 1;  // ping-pong: one message in flight
   return out;
 }

@@ -1,15 +1,19 @@
 // perftest_options.h — the command line of rocemu's perftest-style tools (rocemu_write_bw,
-// rocemu_write_lat, rocemu_send_bw, rocemu_send_lat, rocemu_read_bw, rocemu_read_lat).
+// rocemu_write_lat, rocemu_send_bw, rocemu_send_lat, rocemu_read_bw, rocemu_read_lat,
+// rocemu_atomic_bw, rocemu_atomic_lat).
 //
 // Flags follow perftest 4.5 (linux-rdma/perftest, src/perftest_parameters.c): -s size, -n
 // iterations, -D duration, -a all sizes (2^1..2^23), -q QPs, -m MTU, -t tx depth, -r rx depth,
-// -p TCP port (18515), -u ACK timeout exponent, -b bidirectional, -F (ignore CPU frequency warnings), -x GID index,
-// --report_gbits, --run_infinitely, --out_json[=FILE]; rocemu adds --loopback (server and
+// -p TCP port (18515), -u ACK timeout exponent, -b bidirectional, -F (ignore CPU frequency
+// warnings), -x GID index, --report_gbits, --run_infinitely, --out_json[=FILE], -A atomic
+// type (the atomic tools); rocemu adds --loopback (server and
 // client endpoints in one process over a net_ring wire), --link_gbps, -d <iface> (the kernel
 // interface a server or client runs its af_packet port on), --roce_ip (the RoCE address when
 // the interface has none of its own), --connect_timeout, --server_wait. EAL arguments follow
 // `--`. Defaults as perftest: -s 65536 for bandwidth, 2 for latency; -n 5000 for bandwidth,
-// 1000 for latency; -t 128 (bw) / 1 (lat); -r 512. Pure: no EAL, no I/O.
+// 1000 for latency; -t 128 (bw) / 1 (lat); -r 512. The atomic tools take -A CMP_AND_SWAP |
+// FETCH_AND_ADD (default FETCH_AND_ADD); their size is 8 bytes and cannot be changed (-s other
+// than 8 and -a are refused, as perftest). Pure: no EAL, no I/O.
 #pragma once
 
 #include <cstdint>
@@ -18,12 +22,20 @@
 
 namespace rocemu::perftest {
 
-enum class Verb : uint8_t { kWrite, kSend, kRead };
+enum class Verb : uint8_t { kWrite, kSend, kRead, kAtomic };
+/// perftest's -A (its atomicTypesStr spells them CMP_AND_SWAP, FETCH_AND_ADD).
+enum class AtomicOp : uint8_t { kFetchAdd, kCmpSwap };
+/// READ and the atomics: the requester's operation brings data back and the server's side
+/// is passive (its responder answers), so they share perftest's READ flow.
+constexpr bool reads_back(Verb v) noexcept { return v == Verb::kRead || v == Verb::kAtomic; }
+/// "FETCH_AND_ADD" or "CMP_AND_SWAP".
+const char* atomic_op_name(AtomicOp op) noexcept;
 enum class Metric : uint8_t { kBandwidth, kLatency };
 
 struct PerftestOptions {
   Verb verb = Verb::kWrite;
   Metric metric = Metric::kBandwidth;
+  AtomicOp atomic_op = AtomicOp::kFetchAdd;  // -A (atomic tools)
   std::string tool = "rocemu_write_bw";
   uint32_t size_bytes = 65536;
   uint64_t iters = 5000;
@@ -62,7 +74,7 @@ struct ParseOutcome {
 };
 
 /// Verb and metric of a tool name (the basename of argv[0], e.g. "rocemu_read_lat");
-/// false if the name is not one of the six tools.
+/// false if the name is not one of the eight tools.
 bool tool_from_name(const std::string& name, Verb& verb, Metric& metric);
 
 /// The usage text of `tool`.

@@ -185,5 +185,49 @@ TEST(PerftestOptions, RunInfinitelyDefaultsToFiveSecondPeriods) {
             "perftest_out.json");
 }
 
+// perftest's atomic tests: -A CMP_AND_SWAP | FETCH_AND_ADD (default FETCH_AND_ADD), 8-byte
+// messages that cannot be changed ("Message size cannot be changed for Atomic tests"), no -a;
+// -A on another tool is an error, as perftest's "You are not running the atomic_lat/bw test!".
+TEST(PerftestOptions, AtomicToolsTakeTheirTypeAndOnlyEightBytes) {
+  Verb v;
+  Metric m;
+  ASSERT_TRUE(tool_from_name("rocemu_atomic_bw", v, m));
+  EXPECT_EQ(v, Verb::kAtomic);
+  EXPECT_EQ(m, Metric::kBandwidth);
+  ASSERT_TRUE(tool_from_name("rocemu_atomic_lat", v, m));
+  EXPECT_EQ(m, Metric::kLatency);
+  EXPECT_TRUE(reads_back(Verb::kAtomic));
+  EXPECT_FALSE(reads_back(Verb::kWrite));
+  for (const char* tool : {"rocemu_atomic_bw", "rocemu_atomic_lat"}) {
+    SCOPED_TRACE(tool);
+    const auto d = parse(tool, {"--loopback"});
+    ASSERT_EQ(d.exit_code, -1) << d.message;
+    EXPECT_EQ(d.opt.atomic_op, AtomicOp::kFetchAdd);
+    EXPECT_EQ(d.opt.size_bytes, 8u);
+    const auto cas = parse(tool, {"--loopback", "-A", "CMP_AND_SWAP", "-s", "8"});
+    ASSERT_EQ(cas.exit_code, -1) << cas.message;
+    EXPECT_EQ(cas.opt.atomic_op, AtomicOp::kCmpSwap);
+    const auto faa = parse(tool, {"--loopback", "--atomic_type=FETCH_AND_ADD"});
+    ASSERT_EQ(faa.exit_code, -1) << faa.message;
+    EXPECT_EQ(faa.opt.atomic_op, AtomicOp::kFetchAdd);
+    for (const std::vector<std::string>& bad :
+         {std::vector<std::string>{"--loopback", "-A", "SWAP"},
+          std::vector<std::string>{"--loopback", "-A", "cmp_and_swap"},
+          std::vector<std::string>{"--loopback", "-s", "16"},
+          std::vector<std::string>{"--loopback", "-a"},
+          std::vector<std::string>{"-d", "x", "--check_data", "10.0.0.2"}}) {
+      const auto o = parse(tool, bad);
+      EXPECT_EQ(o.exit_code, 2) << bad.back();
+    }
+    EXPECT_NE(parse(tool, {"-h"}).message.find("-A, --atomic_type"), std::string::npos);
+  }
+  const auto o = parse("rocemu_read_bw", {"--loopback", "-A", "FETCH_AND_ADD"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.message.find("atomic"), std::string::npos) << o.message;
+  EXPECT_EQ(parse("rocemu_read_bw", {"-h"}).message.find("--atomic_type"), std::string::npos);
+  EXPECT_STREQ(atomic_op_name(AtomicOp::kCmpSwap), "CMP_AND_SWAP");
+  EXPECT_STREQ(atomic_op_name(AtomicOp::kFetchAdd), "FETCH_AND_ADD");
+}
+
 }  // namespace
 }  // namespace rocemu::perftest
