@@ -146,6 +146,13 @@ std::string Endpoint::counters_report() const {
                 (unsigned long long)c.naks_received, (unsigned long long)c.timeouts,
                 (unsigned long long)front_.arp_replies);
   out += line;
+  if (c.atomics_executed + c.atomic_acks_sent + c.atomic_replays > 0) {
+    std::snprintf(line, sizeof line,
+                  "rocemu: atomics executed %llu, atomic acks sent %llu, replayed %llu\n",
+                  (unsigned long long)c.atomics_executed, (unsigned long long)c.atomic_acks_sent,
+                  (unsigned long long)c.atomic_replays);
+    out += line;
+  }
   out += "rocemu: " + nic::pfc_and_pool_text(c, front_.host->paused_ns_total(now_ns())) + "\n";
   if (front_.read_response_loss > 0) {
     std::snprintf(line, sizeof line,

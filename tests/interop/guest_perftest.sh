@@ -4,7 +4,9 @@
 # servers (TCP 18516..18518). host_perftest_servers.sh starts each server when the previous
 # one has finished: the pauses let it listen first (perftest's client does not retry). Last
 # ib_write_lat -s 64 -n 100 against rocemu_write_lat -d as server (TCP 18519), then
-# ib_send_bw -a (every size, 5 messages each) against rocemu_send_bw -a (TCP 18520).
+# ib_send_bw -a (every size, 5 messages each) against rocemu_send_bw -a (TCP 18520), then
+# ib_atomic_bw (1000 FETCH_AND_ADDs, TCP 18521) and ib_atomic_lat -A CMP_AND_SWAP (TCP 18522)
+# against rocemu_atomic_bw / rocemu_atomic_lat -d.
 # GID index 1 (IPv4-mapped). Each must exit 0 (perftest fails on any error completion or
 # side-channel mismatch).
 opts="-d rxe0 -x 1 -s 65536 -n 100 -F --report_gbits"
@@ -20,3 +22,7 @@ sleep 3
 timeout 60 ib_write_lat -d rxe0 -x 1 -s 64 -n 100 -F -p 18519 10.77.0.1 || exit 16
 sleep 3
 timeout 120 ib_send_bw -d rxe0 -x 1 -a -n 5 -F --report_gbits -p 18520 10.77.0.1 || exit 17
+sleep 3
+timeout 60 ib_atomic_bw -d rxe0 -x 1 -n 1000 -F -p 18521 10.77.0.1 || exit 18
+sleep 3
+timeout 60 ib_atomic_lat -d rxe0 -x 1 -n 100 -F -A CMP_AND_SWAP -p 18522 10.77.0.1 || exit 19

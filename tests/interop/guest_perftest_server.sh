@@ -4,7 +4,8 @@
 # messages of 64 KiB, GID index 1 (IPv4-mapped). Each must exit 0; they print their own
 # tables (the WRITE/READ servers print the rocemu client's reported row, the SEND server its
 # own, -b the sum); last ib_write_lat -s 64 -n 100 as server (perftest's WRITE ping-pong: the
-# server writes first; no closing messages); last ib_send_bw -a (all sizes).
+# server writes first; no closing messages); then ib_send_bw -a (all sizes); last
+# ib_atomic_bw (FETCH_AND_ADD, 1000 operations) and ib_atomic_lat -A CMP_AND_SWAP (100).
 opts="-d rxe0 -x 1 -s 65536 -n 100 -F --report_gbits"
 timeout 100 ib_write_bw $opts || exit 21
 timeout 60 ib_read_bw $opts || exit 22
@@ -15,3 +16,5 @@ timeout 60 ib_send_bw $opts -b || exit 26
 timeout 60 ib_write_lat -d rxe0 -x 1 -s 64 -n 100 -F || exit 27
 # -a: every size from 2 B to 8 MiB, 5 messages each; send_bw syncs before and after each.
 timeout 120 ib_send_bw -d rxe0 -x 1 -a -n 5 -F --report_gbits || exit 28
+timeout 60 ib_atomic_bw -d rxe0 -x 1 -n 1000 -F || exit 29
+timeout 60 ib_atomic_lat -d rxe0 -x 1 -n 100 -F -A CMP_AND_SWAP || exit 30

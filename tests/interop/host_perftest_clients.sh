@@ -8,7 +8,8 @@
 # guest, slow to take 128 messages in flight, makes rocemu time out and resend its whole
 # window again and again until the retry count runs out (docs/interop.md "Known problems").
 # Then rocemu_write_lat against the guest's ib_write_lat, last rocemu_send_bw -a against
-# ib_send_bw -a (perftest's handshake before and after every size).
+# ib_send_bw -a (perftest's handshake before and after every size), then rocemu_atomic_bw
+# (FETCH_AND_ADD) and rocemu_atomic_lat -A CMP_AND_SWAP against ib_atomic_bw / ib_atomic_lat.
 set -euo pipefail
 dir="$1" check="$2"
 for extra in "" "-b"; do
@@ -23,4 +24,9 @@ done
 # rocemu_send_bw -a against ib_send_bw -a: 23 rows, 2 B to 8 MiB, each of 5 messages.
 /usr/bin/python3 "$check" bw-gbits-all "$dir/rocemu_send_bw" -d "$ROCEMU_IFACE" \
   --roce_ip "$ROCEMU_ENDPOINT_IP" -a -n 5 --report_gbits --connect_timeout 100 -u 18 \
+  "$ROCEMU_GUEST_IP"
+/usr/bin/python3 "$check" bw "$dir/rocemu_atomic_bw" -d "$ROCEMU_IFACE" \
+  --roce_ip "$ROCEMU_ENDPOINT_IP" -s 8 -n 1000 --connect_timeout 100 -u 18 "$ROCEMU_GUEST_IP"
+/usr/bin/python3 "$check" lat "$dir/rocemu_atomic_lat" -d "$ROCEMU_IFACE" \
+  --roce_ip "$ROCEMU_ENDPOINT_IP" -s 8 -n 100 -A CMP_AND_SWAP --connect_timeout 100 \
   "$ROCEMU_GUEST_IP"

@@ -7,7 +7,9 @@
 # bridge). Each tool's table (SEND: what it received; WRITE/READ: the client's report, as
 # perftest's server prints it) is checked by check_perftest_output.py. Last rocemu_write_lat
 # -d serves the guest's ib_write_lat (TCP 18519; a rocemu latency server prints no table:
-# its exit status is the check); last rocemu_send_bw -a serves ib_send_bw -a (TCP 18520).
+# its exit status is the check); then rocemu_send_bw -a serves ib_send_bw -a (TCP 18520);
+# last rocemu_atomic_bw and rocemu_atomic_lat -d serve ib_atomic_bw and ib_atomic_lat
+# (TCP 18521, 18522; the latency server's exit status is the check).
 set -euo pipefail
 interop="$1" dir="$2" check="$3"
 "$interop" perftest-server --iters 2 --timeout-s 150
@@ -26,3 +28,9 @@ done
 # ib_send_bw -a: 23 sizes with perftest's handshake before and after each.
 /usr/bin/python3 "$check" bw-gbits-all-nopeak "$dir/rocemu_send_bw" -d "$ROCEMU_IFACE" \
   --roce_ip "$ROCEMU_ENDPOINT_IP" -p 18520 -a -n 5 --report_gbits --server_wait 60
+# ib_atomic_bw: 1000 8-byte FETCH_AND_ADDs executed by rocemu's responder (the row is the
+# client's, as perftest's server prints it); ib_atomic_lat: CMP_AND_SWAP ping-pong.
+/usr/bin/python3 "$check" bw "$dir/rocemu_atomic_bw" -d "$ROCEMU_IFACE" \
+  --roce_ip "$ROCEMU_ENDPOINT_IP" -p 18521 -s 8 -n 1000 --server_wait 60
+"$dir/rocemu_atomic_lat" -d "$ROCEMU_IFACE" --roce_ip "$ROCEMU_ENDPOINT_IP" -p 18522 -n 100 \
+  -A CMP_AND_SWAP --server_wait 60
