@@ -25,7 +25,7 @@ done
 /usr/bin/python3 "$check" bw-gbits-all "$dir/rocemu_send_bw" -d "$ROCEMU_IFACE" \
   --roce_ip "$ROCEMU_ENDPOINT_IP" -a -n 5 --report_gbits --connect_timeout 100 -u 18 \
   "$ROCEMU_GUEST_IP"
-/usr/bin/python3 "$check" bw "$dir/rocemu_atomic_bw" -d "$ROCEMU_IFACE" \
+/usr/bin/python3 "$check" bw-rate "$dir/rocemu_atomic_bw" -d "$ROCEMU_IFACE" \
   --roce_ip "$ROCEMU_ENDPOINT_IP" -s 8 -n 1000 --connect_timeout 100 -u 18 "$ROCEMU_GUEST_IP"
 /usr/bin/python3 "$check" lat "$dir/rocemu_atomic_lat" -d "$ROCEMU_IFACE" \
   --roce_ip "$ROCEMU_ENDPOINT_IP" -s 8 -n 100 -A CMP_AND_SWAP --connect_timeout 100 \
