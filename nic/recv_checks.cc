@@ -98,6 +98,7 @@ const char* qp_type_name(ibv_qp_type t) noexcept {
 
 void RoceHost::transport_error(RxDrop why, const RocePacket& p, const Qp* qp, TimeNs now) noexcept {
   ++counters_.drops[static_cast<int>(why)];
+  last_foreign_opcode_ = p.opcode;
   if (!transport_log_->allow(now)) return;
   char src[16];
   std::snprintf(src, sizeof src, "%u.%u.%u.%u", p.src_ip >> 24, (p.src_ip >> 16) & 0xff,
@@ -115,6 +116,11 @@ void RoceHost::transport_error(RxDrop why, const RocePacket& p, const Qp* qp, Ti
         transport_name(p.opcode), op_info(p.opcode).name, src, p.dqpn,
         qp ? qp_type_name(qp->qp_type) : "?", more);
   }
+}
+
+const char* RoceHost::last_foreign_transport() const noexcept {
+  return last_foreign_opcode_ < 0 ? "none"
+                                  : transport_name(static_cast<uint8_t>(last_foreign_opcode_));
 }
 
 }  // namespace rocemu::nic

@@ -160,6 +160,9 @@ class RoceHost final : public rocemu::Node {
   void on_timer(TimeNs now) noexcept override;
 
   const NicCounters& counters() const noexcept { return counters_; }
+  /// The transport (transport_name(), e.g. "UD") of the last packet dropped as
+  /// kWrongTransport or kUnsupportedTransport; "none" before any.
+  const char* last_foreign_transport() const noexcept;
   /// The topology node this host is.
   uint32_t node_index() const noexcept { return node_index_; }
   /// Checks the RC liveness invariants of every QP: sq_psn never behind una_psn, and a QP in
@@ -295,6 +298,7 @@ class RoceHost final : public rocemu::Node {
   std::vector<MemoryRegion> mrs_;            // index = key >> 8
   std::vector<std::unique_ptr<AddressHandle>> ahs_;  // stable addresses: ibv_ah* handed out
   std::unique_ptr<RateLimitedLog> transport_log_;    // transport_error()
+  int16_t last_foreign_opcode_ = -1;                 // transport_error(): -1 before any
   std::vector<CompletionQueue> cqs_;
   uint32_t num_pds_ = 0;
 };

@@ -76,7 +76,12 @@ if [ ! -f "$OUT/rootfs/.done" ]; then
 fi
 
 # 4. Initramfs tree: busybox, the tools with their library closure, the modules, /init.
-if [ ! -f "$OUT/initrd/.done" ]; then
+# .done holds the tool list it was built with: a changed list rebuilds the tree.
+tools=(/usr/bin/ibv_rc_pingpong /usr/bin/ibv_uc_pingpong /usr/bin/ibv_ud_pingpong
+       /usr/bin/ibv_devinfo /usr/bin/ibv_devices /usr/bin/ib_write_bw
+       /usr/bin/ib_read_bw /usr/bin/ib_write_lat /usr/bin/ib_send_bw /usr/bin/ip /usr/bin/rdma
+       /usr/bin/ss)
+if [ ! -f "$OUT/initrd/.done" ] || [ "$(cat "$OUT/initrd/.done")" != "${tools[*]}" ]; then
   log "assembling the initramfs"
   R="$OUT/rootfs"; I="$OUT/initrd"
   rm -rf "$I" && mkdir -p "$I"/{bin,sbin,etc,proc,sys,dev,tmp,run,lib64,usr/lib/x86_64-linux-gnu}
@@ -85,9 +90,6 @@ if [ ! -f "$OUT/initrd/.done" ]; then
     [ -e "$I/bin/$applet" ] || ln -s busybox "$I/bin/$applet"
   done
   # iproute2 (ip, rdma, ss) lands in /usr/bin, ahead of busybox's applets in /init's PATH.
-  tools=(/usr/bin/ibv_rc_pingpong /usr/bin/ibv_devinfo /usr/bin/ibv_devices /usr/bin/ib_write_bw
-         /usr/bin/ib_read_bw /usr/bin/ib_write_lat /usr/bin/ib_send_bw /usr/bin/ip /usr/bin/rdma
-         /usr/bin/ss)
   copy_with_libs() {  # $1: absolute path inside the rootfs
     local f="$1"
     [ -e "$R$f" ] || return 0
@@ -123,7 +125,7 @@ if [ ! -f "$OUT/initrd/.done" ]; then
     case "$name" in *.xz) xz -d "$I/modules/$name" ;; *.zst) zstd -q -d --rm "$I/modules/$name" ;; esac
   done < "$OUT/modules.order"
   echo "$KVER" > "$I/etc/kernel-version"
-  touch "$I/.done"
+  echo "${tools[*]}" > "$I/.done"
 fi
 install -p -m 0755 "$HERE/guest_init.sh" "$OUT/initrd/init"
 

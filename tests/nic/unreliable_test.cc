@@ -255,6 +255,7 @@ TEST(Transport, PacketsOfAnotherOrUnimplementedTransportAreCountedAsSuch) {
   Pair hp(IBV_QPT_UD);
   auto src = pattern(32, 5);
   const auto smr = hp.reg(0, src);
+  EXPECT_STREQ(hp.host[1]->last_foreign_transport(), "none");
   // A UD SEND to host 1's RC QP.
   ibv_sge sge{smr.addr, 32, smr.lkey};
   ibv_send_wr wr = make_wr(1, IBV_WR_SEND, &sge, 1);
@@ -264,6 +265,7 @@ TEST(Transport, PacketsOfAnotherOrUnimplementedTransportAreCountedAsSuch) {
   ASSERT_EQ(hp.host[0]->post_send(hp.q[0], &wr, nullptr), 0);
   EXPECT_TRUE(hp.run_idle(kLimitNs));
   EXPECT_EQ(drops(*hp.host[1], RxDrop::kWrongTransport), 1u);
+  EXPECT_STREQ(hp.host[1]->last_foreign_transport(), "UD");
   // The same datagram rewritten on the wire to RD (0x44) and XRC (0xa4) SEND ONLY opcodes.
   for (uint8_t op : {uint8_t{0x44}, uint8_t{0xa4}}) {
     hp.wire->set_mutator([op](int, uint8_t* f, uint32_t) { f[wire::kBthOff] = op; });
@@ -272,6 +274,7 @@ TEST(Transport, PacketsOfAnotherOrUnimplementedTransportAreCountedAsSuch) {
   }
   EXPECT_EQ(drops(*hp.host[1], RxDrop::kUnsupportedTransport), 2u);
   EXPECT_EQ(drops(*hp.host[1], RxDrop::kBadOpcode), 0u);
+  EXPECT_STREQ(hp.host[1]->last_foreign_transport(), "XRC");
   EXPECT_STREQ(nic::transport_name(0x44), "RD");
   EXPECT_STREQ(nic::transport_name(0xa4), "XRC");
 }
