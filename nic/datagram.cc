@@ -77,18 +77,11 @@ rte_mbuf* RoceHost::ud_next(Qp& qp) noexcept {
   rte_mbuf* m = alloc_frame(frame_bytes(ext, w.length), f);
   if (!m) [[unlikely]]
     return nullptr;
-  FrameAddress a;
-  a.dst_mac = peer_mac_;
-  a.src_mac = mac_;
-  a.src_ip = ipv4_;
-  a.dst_ip = w.ud_dest_ip;
-  a.tos = w.ud_tos;
-  a.udp_sport = qp_udp_source_port(qp.qpn, w.ud_dest_qpn);
-  a.dqpn = w.ud_dest_qpn;
   const bool solicited = w.send_flags & IBV_SEND_SOLICITED;
   // AckReq clear: nothing acknowledges a datagram (rxe sends it so).
-  uint32_t at = write_headers(f, make_template(a), opcode, qp.sq_psn, false, solicited, ext,
-                              w.length, ip_id_++);
+  uint32_t at =
+      write_headers(f, make_template(frame_address(qp.qpn, w.ud_dest_ip, w.ud_dest_qpn, w.ud_tos)),
+                    opcode, qp.sq_psn, false, solicited, ext, w.length, ip_id_++);
   detail::put32(f + at, w.ud_qkey);
   f[at + 4] = 0;  // reserved
   detail::put24(f + at + 5, qp.qpn);

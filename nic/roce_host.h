@@ -253,6 +253,9 @@ class RoceHost final : public rocemu::Node {
   Qp* find_qp(uint32_t qpn) noexcept;
   const Qp* find_qp(uint32_t qpn) const noexcept;
   void push_wc(uint32_t cq, const ibv_wc& wc) noexcept;
+  /// The addresses of a frame from QP `src_qpn` of this host to `dst_ip` / `dst_qpn`.
+  FrameAddress frame_address(uint32_t src_qpn, uint32_t dst_ip, uint32_t dst_qpn,
+                             uint8_t tos) const noexcept;
   void rebuild_templates(Qp& qp) noexcept;
   // host_io.cc
   rte_mbuf* alloc_frame(uint32_t bytes, uint8_t*& frame) noexcept;

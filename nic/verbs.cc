@@ -227,15 +227,21 @@ QpInfo RoceHost::local_info(uint32_t qpn) const noexcept {
   return qp ? QpInfo{qp->qpn, qp->initial_psn, ipv4_} : QpInfo{};
 }
 
-void RoceHost::rebuild_templates(Qp& qp) noexcept {
+FrameAddress RoceHost::frame_address(uint32_t src_qpn, uint32_t dst_ip, uint32_t dst_qpn,
+                                     uint8_t tos) const noexcept {
   FrameAddress a;
-  a.dst_mac = peer_mac_;
+  a.dst_mac = peer_mac_;  // every frame goes to the port's neighbour
   a.src_mac = mac_;
   a.src_ip = ipv4_;
-  a.dst_ip = qp.dest_ip;
-  a.udp_sport = qp_udp_source_port(qp.qpn, qp.dest_qpn);
-  a.dqpn = qp.dest_qpn;
-  a.tos = qp.tos;
+  a.dst_ip = dst_ip;
+  a.udp_sport = qp_udp_source_port(src_qpn, dst_qpn);
+  a.dqpn = dst_qpn;
+  a.tos = tos;
+  return a;
+}
+
+void RoceHost::rebuild_templates(Qp& qp) noexcept {
+  FrameAddress a = frame_address(qp.qpn, qp.dest_ip, qp.dest_qpn, qp.tos);
   qp.data_tmpl = make_template(a);
   qp.data_priority = params_.dscp_to_priority[qp.tos >> 2];
   a.tos = static_cast<uint8_t>(params_.control_dscp << 2);
