@@ -47,8 +47,8 @@ constexpr std::array<OpInfo, 256> make_table() {
   t[kRcSendLastInv] = {"SEND_LAST_INV", RQ | kOpSend | kOpLast | kOpPayload | kOpIeth, kIeth};
   t[kRcSendOnlyInv] = {"SEND_ONLY_INV", RQ | kOpSend | kOpOnly | kOpPayload | kOpIeth, kIeth};
   t[kCnp] = {"CNP", V | kOpCnp | kOpCnpPad, 16};
-  // UC (table 38, 0x20-0x2b): same layouts as RC SEND/WRITE, no ACKs. Parsed only.
-  constexpr uint32_t UC = V | kOpUc;
+  // UC (table 38, 0x20-0x2b): same layouts as RC SEND/WRITE, no ACKs.
+  constexpr uint32_t UC = RQ | kOpUc;
   t[0x20] = {"UC_SEND_FIRST", UC | kOpSend | kOpFirst | kOpPayload, 0};
   t[0x21] = {"UC_SEND_MIDDLE", UC | kOpSend | kOpMiddle | kOpPayload, 0};
   t[0x22] = {"UC_SEND_LAST", UC | kOpSend | kOpLast | kOpPayload, 0};
@@ -62,10 +62,10 @@ constexpr std::array<OpInfo, 256> make_table() {
   t[0x2a] = {"UC_WRITE_ONLY", UC | kOpWrite | kOpOnly | kOpPayload | kOpReth, kReth};
   t[0x2b] = {"UC_WRITE_ONLY_IMM", UC | kOpWrite | kOpOnly | kOpPayload | kOpReth | kOpImm,
              kReth + kImm};
-  // UD (0x64-0x65): DETH (Q_Key, source QP) before the payload. Parsed only.
-  t[0x64] = {"UD_SEND_ONLY", V | kOpUd | kOpSend | kOpOnly | kOpPayload | kOpDeth, 8};
-  t[0x65] = {"UD_SEND_ONLY_IMM", V | kOpUd | kOpSend | kOpOnly | kOpPayload | kOpDeth | kOpImm,
-             8 + kImm};
+  // UD (0x64-0x65): DETH (Q_Key, source QP) before the payload.
+  t[kUdSendOnly] = {"UD_SEND_ONLY", RQ | kOpUd | kOpSend | kOpOnly | kOpPayload | kOpDeth, 8};
+  t[kUdSendOnlyImm] = {"UD_SEND_ONLY_IMM",
+                       RQ | kOpUd | kOpSend | kOpOnly | kOpPayload | kOpDeth | kOpImm, 8 + kImm};
   return t;
 }
 
@@ -74,6 +74,25 @@ constexpr std::array<OpInfo, 256> kTable = make_table();
 }  // namespace
 
 const OpInfo& op_info(uint8_t opcode) noexcept { return kTable[opcode]; }
+
+const char* transport_name(uint8_t opcode) noexcept {
+  static constexpr const char* kNames[8] = {
+      "RC", "UC", "RD", "UD", "CNP", "XRC", "manufacturer-specific", "manufacturer-specific"};
+  return kNames[opcode >> 5];
+}
+
+bool transport_implemented(uint8_t opcode) noexcept {
+  switch (opcode >> 5) {
+    case 0:  // RC
+    case 1:  // UC
+    case 3:  // UD
+      return true;
+    case 4:  // 0x80-0x9f: only the RoCEv2 CNP
+      return opcode == wire::kCnp;
+    default:
+      return false;
+  }
+}
 
 bool opcode_legal_in_state(uint8_t opcode, ibv_qp_state state) noexcept {
   const uint32_t f = kTable[opcode].flags;
@@ -96,9 +115,13 @@ bool op_sequence_ok(uint8_t prev, uint8_t next) noexcept {
   switch (prev) {
     case kRcSendFirst:
     case kRcSendMiddle:
+    case uc_opcode(kRcSendFirst):
+    case uc_opcode(kRcSendMiddle):
       return (nf & kOpSend) && (nf & (kOpMiddle | kOpLast)) && !(nf & kOpFirst);
     case kRcWriteFirst:
     case kRcWriteMiddle:
+    case uc_opcode(kRcWriteFirst):
+    case uc_opcode(kRcWriteMiddle):
       return (nf & kOpWrite) && (nf & (kOpMiddle | kOpLast)) && !(nf & kOpFirst);
     default:
       // Not inside a multi-packet message: only a new message (FIRST or ONLY) may start.

@@ -12,12 +12,35 @@ namespace rocemu::nic {
 using namespace wire;
 
 const char* rx_drop_name(RxDrop r) noexcept {
-  static constexpr const char* kNames[kNumRxDrops] = {
-      "none",          "truncated",   "non_contiguous", "not_ipv4",        "ip_header",
-      "not_for_me",    "not_roce",    "udp_length",     "bth_version",     "bad_pkey",
-      "bad_opcode",    "pad_count",   "icrc",           "unknown_qp",      "wrong_source",
-      "qp_state",      "op_sequence", "psn_out_of_seq", "duplicate",       "remote_access",
-      "invalid_request", "rnr",       "stale_response", "mac_control"};
+  static constexpr const char* kNames[kNumRxDrops] = {"none",
+                                                      "truncated",
+                                                      "non_contiguous",
+                                                      "not_ipv4",
+                                                      "ip_header",
+                                                      "not_for_me",
+                                                      "not_roce",
+                                                      "udp_length",
+                                                      "bth_version",
+                                                      "bad_pkey",
+                                                      "bad_opcode",
+                                                      "pad_count",
+                                                      "icrc",
+                                                      "unknown_qp",
+                                                      "wrong_source",
+                                                      "qp_state",
+                                                      "op_sequence",
+                                                      "psn_out_of_seq",
+                                                      "duplicate",
+                                                      "remote_access",
+                                                      "invalid_request",
+                                                      "rnr",
+                                                      "stale_response",
+                                                      "mac_control",
+                                                      "unsupported_transport",
+                                                      "wrong_transport",
+                                                      "qkey_mismatch",
+                                                      "no_recv_wqe",
+                                                      "uc_message_dropped"};
   const auto i = static_cast<int>(r);
   return i < kNumRxDrops ? kNames[i] : "?";
 }

@@ -16,29 +16,34 @@ namespace rocemu::nic {
 /// the QP roles; some of them are answered with a NAK as well (noted).
 enum class RxDrop : uint8_t {
   kNone = 0,
-  kTruncated,        // shorter than the headers it claims
-  kNonContiguous,    // multi-segment mbuf
-  kNotIpv4,          // an ethertype other than IPv4 or MAC control
-  kIpHeader,         // version/IHL/length/fragment
-  kNotForMe,         // IPv4 destination is not this host
-  kNotRoce,          // not UDP to port 4791
-  kUdpLength,        // UDP length disagrees with the IP length
-  kBthVersion,       // TVer != 0
-  kBadPkey,          // P_Key is not the default partition
-  kBadOpcode,        // opcode unknown or not RC
-  kPadCount,         // pad count / length inconsistent
-  kIcrc,             // invariant CRC mismatch
-  kUnknownQp,        // destination QPN has no QP
-  kWrongSource,      // source IP is not the QP's peer
-  kQpState,          // opcode not legal in the QP's state
-  kOpSequence,       // MIDDLE/LAST out of its message (NAK invalid request)
-  kPsnOutOfSeq,      // PSN ahead of the expected one (NAK sequence error)
-  kDuplicate,        // PSN behind the expected one (re-ACKed or READ re-executed)
-  kRemoteAccess,     // rkey, access right or bounds (NAK remote access error)
-  kInvalidRequest,   // length or unsupported operation (NAK invalid request)
-  kRnr,              // no receive WQE (RNR NAK)
-  kStaleResponse,    // response for nothing outstanding, or out of order
-  kMacControl,       // MAC control frame other than a valid PFC frame
+  kTruncated,             // shorter than the headers it claims
+  kNonContiguous,         // multi-segment mbuf
+  kNotIpv4,               // an ethertype other than IPv4 or MAC control
+  kIpHeader,              // version/IHL/length/fragment
+  kNotForMe,              // IPv4 destination is not this host
+  kNotRoce,               // not UDP to port 4791
+  kUdpLength,             // UDP length disagrees with the IP length
+  kBthVersion,            // TVer != 0
+  kBadPkey,               // P_Key is not the default partition
+  kBadOpcode,             // opcode not in the table (see also kUnsupportedTransport)
+  kPadCount,              // pad count / length inconsistent
+  kIcrc,                  // invariant CRC mismatch
+  kUnknownQp,             // destination QPN has no QP
+  kWrongSource,           // source IP is not the QP's peer
+  kQpState,               // opcode not legal in the QP's state
+  kOpSequence,            // MIDDLE/LAST out of its message (NAK invalid request)
+  kPsnOutOfSeq,           // PSN ahead of the expected one (NAK sequence error)
+  kDuplicate,             // PSN behind the expected one (re-ACKed or READ re-executed)
+  kRemoteAccess,          // rkey, access right or bounds (NAK remote access error)
+  kInvalidRequest,        // length or unsupported operation (NAK invalid request)
+  kRnr,                   // no receive WQE (RNR NAK)
+  kStaleResponse,         // response for nothing outstanding, or out of order
+  kMacControl,            // MAC control frame other than a valid PFC frame
+  kUnsupportedTransport,  // RD, XRC or vendor opcode: a transport rocemu does not implement
+  kWrongTransport,        // a UC/UD/RC opcode to a QP of another type
+  kQkeyMismatch,          // UD: DETH Q_Key differs from the QP's (silent drop, IBTA 9.6.2)
+  kNoRecvWqe,             // UD/UC: no receive WQE posted (silent drop: no RNR NAK without ACKs)
+  kUcMessageDropped,      // UC: packet of a message broken by a PSN gap (IBTA 9.8.3 silent drop)
   kCount
 };
 inline constexpr int kNumRxDrops = static_cast<int>(RxDrop::kCount);

@@ -3,7 +3,9 @@
 //
 // Follows IBTA Vol. 1 ch. 10 (verbs objects) and ch. 9.7 (RC transport). Work requests and
 // completions are rdma-core's own ibv_send_wr / ibv_recv_wr / ibv_wc. All rings are sized at
-// creation, so the data path never allocates. PSNs are 24-bit (psn.h); sizes in bytes.
+// creation, so the data path never allocates. A QP is RC, UC or UD (IBV_QPT_*, ch. 9.8); UC
+// and UD share the RC structures and ignore the acknowledgement state. PSNs are 24-bit (psn.h);
+// sizes in bytes.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -72,6 +74,9 @@ struct SendWqe {
   uint32_t npkts = 0;           // PSNs the message occupies (READ: response packets)
   uint32_t read_pkts_done = 0;  // READ/atomic: response packets received in order
   uint64_t first_byte = 0;      // payload bytes of the QP's stream before this WQE (window)
+  // UD: the destination, from the address handle and ibv_send_wr.wr.ud at post time.
+  uint32_t ud_dest_ip = 0, ud_dest_qpn = 0, ud_qkey = 0;
+  uint8_t ud_tos = 0;
 };
 
 struct RecvWqe {
@@ -179,6 +184,7 @@ struct Qp {
   // ---- hot: requester ----
   uint32_t qpn = 0;
   ibv_qp_state state = IBV_QPS_RESET;
+  ibv_qp_type qp_type = IBV_QPT_RC;  // RC, UC or UD
   uint32_t mtu_bytes = 1024;
   Ring<SendWqe> sq;           // [head, send): in flight; [send, tail): not yet sent
   uint32_t sq_send = 0;       // index of the WQE being sent
@@ -207,6 +213,8 @@ struct Qp {
   uint32_t msn = 0;
   uint8_t prev_opcode = 0xff;
   bool nak_sent = false;
+  bool uc_drop_msg = false;  // UC: dropping the rest of a message broken by a PSN gap
+  uint32_t qkey = 0;         // UD: the Q_Key received datagrams must carry (IBV_QP_QKEY)
   const MemoryRegion* write_mr = nullptr;
   uint64_t write_va = 0;  // host address of the WRITE's next byte (the region's at(), not an IOVA)
   uint32_t write_remaining = 0, write_len = 0;

@@ -1,9 +1,16 @@
 // recv_checks.cc — validation of every received frame before any role sees it (as rxe_recv.c
 // and rxe_hdr checks): Ethernet/IPv4/UDP/BTH lengths and versions (packet.cc), destination
 // address, P_Key (IBTA 9.6.1.1: the default partition 0xFFFF), ICRC (annex A17.3.3),
-// destination QP, source address, opcode legal in the QP state (10.3.1). A frame failing
+// destination QP, the opcode's transport (RC, UC, UD) against the QP's type, source address
+// (not for UD), opcode legal in the QP state (10.3.1). A transport rocemu does not implement
+// (RD, XRC, vendor opcodes) or one that is not the QP's is counted, and logged rate-limited
+// with its name, so that a peer speaking it is told apart from a silent hang. A frame failing
 // any check is dropped and counted under its reason; dispatch then goes to the completer
-// (responses), the responder (requests) or the congestion hooks (CNP).
+// (responses), the responder (requests; UC: uc.cc), UD's receive (datagram.cc) or the
+// congestion hooks (CNP).
+#include <cstdio>
+
+#include "common/log.h"
 #include "common/wire.h"
 #include "nic/opcode_table.h"
 #include "nic/roce_host.h"
@@ -21,11 +28,15 @@ void RoceHost::receive(uint8_t* frame, uint32_t len, TimeNs now) noexcept {
   if (why == RxDrop::kNone && p.dst_ip != ipv4_) why = RxDrop::kNotForMe;
   if (why == RxDrop::kNone && p.pkey != 0xFFFF && p.pkey != 0x7FFF) why = RxDrop::kBadPkey;
   if (why == RxDrop::kNone && !icrc_ok(p)) why = RxDrop::kIcrc;
+  if (why == RxDrop::kBadOpcode && !transport_implemented(p.opcode)) [[unlikely]] {
+    transport_error(RxDrop::kUnsupportedTransport, p, nullptr, now);
+    return;
+  }
   if (why != RxDrop::kNone) [[unlikely]] {
     ++counters_.drops[static_cast<int>(why)];
     return;
   }
-  Qp* qp = check_packet(p);
+  Qp* qp = check_packet(p, now);
   if (!qp) return;
   if (p.op_flags & kOpCnp) {
     ++counters_.cnps_received;
@@ -39,22 +50,36 @@ void RoceHost::receive(uint8_t* frame, uint32_t len, TimeNs now) noexcept {
   } else {
     if ((p.tos & 3) == wire::kEcnCe) {
       ++counters_.ce_received;
-      if (hooks_ && hooks_->on_ce_marked(qp->qpn, now)) qp->cnp_pending = true;
+      // A UD QP has no peer QP to send a CNP to.
+      if (hooks_ && qp->qp_type != IBV_QPT_UD && hooks_->on_ce_marked(qp->qpn, now))
+        qp->cnp_pending = true;
     }
-    respond(*qp, p, now);
+    if (qp->qp_type == IBV_QPT_UD)
+      ud_receive(*qp, p);
+    else if (qp->qp_type == IBV_QPT_UC)
+      uc_respond(*qp, p);
+    else
+      respond(*qp, p, now);
   }
 }
 
-Qp* RoceHost::check_packet(const RocePacket& p) noexcept {
+Qp* RoceHost::check_packet(const RocePacket& p, TimeNs now) noexcept {
   Qp* qp = find_qp(p.dqpn);
   RxDrop why = RxDrop::kNone;
+  // The opcode's transport must be the QP's (rxe_recv.c check_type_state); a CNP goes to
+  // any connected QP.
+  uint32_t want = 0;  // RC
+  if (qp && qp->qp_type == IBV_QPT_UD) want = kOpUd;
+  if (qp && qp->qp_type == IBV_QPT_UC) want = kOpUc;
   if (!qp) {
     why = RxDrop::kUnknownQp;
-  } else if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ||
-             p.src_ip != qp->dest_ip) {
-    // A QP that is not connected has no peer yet: nothing may reach it.
-    why = qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ? RxDrop::kQpState
-                                                                  : RxDrop::kWrongSource;
+  } else if (!(p.op_flags & kOpCnp) && (p.op_flags & (kOpUc | kOpUd)) != want) {
+    transport_error(RxDrop::kWrongTransport, p, qp, now);
+    return nullptr;
+  } else if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT) {
+    why = RxDrop::kQpState;  // a QP that is not connected has no peer yet: nothing may reach it
+  } else if (qp->qp_type != IBV_QPT_UD && p.src_ip != qp->dest_ip) {
+    why = RxDrop::kWrongSource;  // (UD takes datagrams from anyone, checked by Q_Key)
   } else if (!opcode_legal_in_state(p.opcode, qp->state)) {
     why = RxDrop::kQpState;
   } else if (!(p.op_flags & (kOpRequest | kOpResponse | kOpCnp))) {
@@ -65,6 +90,39 @@ Qp* RoceHost::check_packet(const RocePacket& p) noexcept {
     return nullptr;
   }
   return qp;
+}
+
+namespace {
+const char* qp_type_name(ibv_qp_type t) noexcept {
+  return t == IBV_QPT_UD ? "UD" : t == IBV_QPT_UC ? "UC" : "RC";
+}
+}  // namespace
+
+void RoceHost::transport_error(RxDrop why, const RocePacket& p, const Qp* qp, TimeNs now) noexcept {
+  ++counters_.drops[static_cast<int>(why)];
+  last_foreign_opcode_ = p.opcode;
+  if (!transport_log_->allow(now)) return;
+  char src[16];
+  std::snprintf(src, sizeof src, "%u.%u.%u.%u", p.src_ip >> 24, (p.src_ip >> 16) & 0xff,
+                (p.src_ip >> 8) & 0xff, p.src_ip & 0xff);
+  const uint64_t more = transport_log_->suppressed();
+  if (why == RxDrop::kUnsupportedTransport) {
+    spdlog::warn(
+        "rocemu: dropped a packet of the {} transport (BTH opcode 0x{:02x}) from {} to QPN "
+        "0x{:x}: rocemu implements RC, UC and UD only ({} such drops before not logged)",
+        transport_name(p.opcode), p.opcode, src, p.dqpn, more);
+  } else {
+    spdlog::warn(
+        "rocemu: dropped a packet of the {} transport ({}) from {} to QPN 0x{:x}, whose type is "
+        "{}: the peer's QP is of another type ({} such drops before not logged)",
+        transport_name(p.opcode), op_info(p.opcode).name, src, p.dqpn,
+        qp ? qp_type_name(qp->qp_type) : "?", more);
+  }
+}
+
+const char* RoceHost::last_foreign_transport() const noexcept {
+  return last_foreign_opcode_ < 0 ? "none"
+                                  : transport_name(static_cast<uint8_t>(last_foreign_opcode_));
 }
 
 }  // namespace rocemu::nic

@@ -62,6 +62,7 @@ uint64_t RoceHost::inflight_bytes(const Qp& qp) const noexcept {
 
 bool RoceHost::requester_has_work(const Qp& qp) const noexcept {
   if (qp.state != IBV_QPS_RTS || qp.sq_send == qp.sq.tail) return false;
+  if (qp.qp_type != IBV_QPT_RC) return true;  // UC/UD: nothing is acknowledged, no windows
   if (static_cast<uint32_t>(psn_diff(qp.sq_psn, qp.una_psn)) >= send_window(qp)) return false;
   // The byte window: a packet may leave while fewer bytes are in flight (so one may always
   // leave an empty window, and the last may overshoot by under one packet).
@@ -77,6 +78,7 @@ bool RoceHost::requester_ready(const Qp& qp, TimeNs now) const noexcept {
 }
 
 rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
+  if (qp.qp_type == IBV_QPT_UD) return ud_next(qp);
   SendWqe& w = qp.sq.at(qp.sq_send);
   const uint32_t mtu = qp.mtu_bytes;
   if (!w.started) {
@@ -108,6 +110,7 @@ rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
     last = remaining <= mtu;
     payload = last ? remaining : mtu;
     opcode = request_opcode(w, first, last);
+    if (qp.qp_type == IBV_QPT_UC) opcode = uc_opcode(opcode);
     ext = op_info(opcode).ext_bytes;
   }
   // AckReq on the last packet of a message, every ack_every_packets, and on the packet that
@@ -118,7 +121,8 @@ rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
       (qp.window_bytes != 0 &&
        inflight_bytes(qp) + (is_read || is_atom ? remaining : payload) >= qp.window_bytes);
   const bool ack_req =
-      last || window_full || qp.pkts_since_ack_req + 1 >= params_.ack_every_packets;
+      qp.qp_type == IBV_QPT_RC &&  // UC: AckReq clear, as rxe sends it
+      (last || window_full || qp.pkts_since_ack_req + 1 >= params_.ack_every_packets);
   uint8_t* f = nullptr;
   rte_mbuf* m = alloc_frame(frame_bytes(ext, payload), f);
   if (!m) [[unlikely]]
@@ -172,6 +176,11 @@ rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
     ++qp.sq_send;
     qp.send_offset = 0;
     if (is_read || is_atom) ++qp.reads_in_flight;
+  }
+  if (qp.qp_type == IBV_QPT_UC) {  // no ACK, no timer: complete once the last packet left
+    if (last) complete_unacked(qp);
+    qp.una_psn = qp.sq_psn;
+    return m;
   }
   // The local ACK timer runs from the oldest unacknowledged send; after a go-back-N it
   // restarts with the first resend, so a rewind does not inherit a deadline that was

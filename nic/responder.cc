@@ -38,6 +38,7 @@ void RoceHost::queue_ack(Qp& qp, uint32_t psn) noexcept {
 }
 
 void RoceHost::queue_nak(Qp& qp, uint8_t syndrome, uint32_t psn) noexcept {
+  if (qp.qp_type != IBV_QPT_RC) return;  // UC (uc.cc) executes through here: nothing answers
   qp.ctl = CtlKind::kNak;
   qp.ctl_syndrome = syndrome;
   qp.ctl_psn = psn;

@@ -31,6 +31,10 @@
 
 struct rte_mempool;
 
+namespace rocemu {
+class RateLimitedLog;  // common/log.h
+}
+
 namespace rocemu::nic {
 
 /// What one side must tell the other to connect an RC QP (what rc_pingpong exchanges).
@@ -41,6 +45,7 @@ struct QpInfo {
 };
 
 struct QpInitAttr {
+  ibv_qp_type qp_type = IBV_QPT_RC;  // IBV_QPT_RC, IBV_QPT_UC or IBV_QPT_UD
   uint32_t pd = 0;
   uint32_t send_cq = 0, recv_cq = 0;
   uint32_t max_send_wr = 128, max_recv_wr = 128;
@@ -99,7 +104,8 @@ class RoceHost final : public rocemu::Node {
   int dereg_mr(uint32_t lkey);
   /// A completion queue of `cqe` entries; returns its id.
   uint32_t create_cq(uint32_t cqe);
-  /// A new RC QP in RESET; returns its QPN, or 0 on failure (bad pd/cq, too many QPs).
+  /// A new QP (RC, UC or UD) in RESET; returns its QPN, or 0 on failure (bad pd/cq, QP type,
+  /// too many QPs).
   uint32_t create_qp(const QpInitAttr& attr);
   /// ibv_destroy_qp: the QP goes to RESET (queued work dropped, no completions) and its
   /// number is reused by a later create_qp. Returns 0 or EINVAL (unknown or destroyed).
@@ -110,7 +116,9 @@ class RoceHost final : public rocemu::Node {
   /// IBV_QP_ACCESS_FLAGS, IBV_QP_PATH_MTU, IBV_QP_AV (dgid = IPv4-mapped peer address,
   /// grh.traffic_class -> DSCP when non-zero), IBV_QP_DEST_QPN, IBV_QP_RQ_PSN, IBV_QP_SQ_PSN,
   /// IBV_QP_TIMEOUT, IBV_QP_RETRY_CNT, IBV_QP_RNR_RETRY, IBV_QP_MIN_RNR_TIMER,
-  /// IBV_QP_MAX_QP_RD_ATOMIC, IBV_QP_MAX_DEST_RD_ATOMIC. Returns 0 or EINVAL.
+  /// IBV_QP_MAX_QP_RD_ATOMIC, IBV_QP_MAX_DEST_RD_ATOMIC, and for UD IBV_QP_QKEY. RC and UC
+  /// need AV, DEST_QPN, RQ_PSN and PATH_MTU for RTR; UD needs none of them (its peers are
+  /// named per work request). Every type needs SQ_PSN for RTS. Returns 0 or EINVAL.
   int modify_qp(uint32_t qpn, const ibv_qp_attr& attr, int attr_mask);
   ibv_qp_state qp_state(uint32_t qpn) const noexcept;
   /// The PSN the responder of `qpn` expects next (for tests and tools).
@@ -118,12 +126,22 @@ class RoceHost final : public rocemu::Node {
   /// What the peer needs to connect to `qpn`.
   QpInfo local_info(uint32_t qpn) const noexcept;
   /// ibv_post_send: SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ,
-  /// ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD (wr.atomic; SGEs of 8 bytes in total that
-  /// receive the original value). Copies each WR; returns 0, or an errno with *bad_wr set
-  /// (ENOMEM when the SQ is full, EINVAL for a bad opcode/lkey/SGE, or a QP not in RTS).
+  /// ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD (RC; wr.atomic; SGEs of 8 bytes in total that
+  /// receive the original value); UC: the SENDs and WRITEs; UD: the SENDs, at most one MTU,
+  /// to wr.ud.ah / remote_qpn / remote_qkey, a Q_Key with bit 31 set meaning the QP's own.
+  /// Copies each WR; returns 0, or an errno with *bad_wr set (ENOMEM when the SQ is full,
+  /// EINVAL for a bad opcode/lkey/SGE/address handle, a UD payload over the MTU, or a QP not
+  /// in RTS).
   int post_send(uint32_t qpn, const ibv_send_wr* wr, const ibv_send_wr** bad_wr) noexcept;
   /// ibv_post_recv: returns 0, or ENOMEM/EINVAL with *bad_wr set.
   int post_recv(uint32_t qpn, const ibv_recv_wr* wr, const ibv_recv_wr** bad_wr) noexcept;
+  /// ibv_create_ah for UD work requests: ah_attr.is_global with grh.dgid the IPv4-mapped
+  /// destination (the frame goes to the port's neighbour MAC, as every frame of the host),
+  /// grh.traffic_class -> DSCP when non-zero. Returns nullptr for a bad pd or a GID that is
+  /// not IPv4-mapped. The handle lives until destroy_ah() or the host's end.
+  ibv_ah* create_ah(uint32_t pd, const ibv_ah_attr& attr);
+  /// ibv_destroy_ah: 0, or EINVAL for a handle this host did not create (or destroyed).
+  int destroy_ah(ibv_ah* ah);
   /// ibv_poll_cq: up to `n` completions into wc; returns how many.
   int poll_cq(uint32_t cq, int n, ibv_wc* wc) noexcept;
 
@@ -145,6 +163,9 @@ class RoceHost final : public rocemu::Node {
   void on_timer(TimeNs now) noexcept override;
 
   const NicCounters& counters() const noexcept { return counters_; }
+  /// The transport (transport_name(), e.g. "UD") of the last packet dropped as
+  /// kWrongTransport or kUnsupportedTransport; "none" before any.
+  const char* last_foreign_transport() const noexcept;
   /// The topology node this host is.
   uint32_t node_index() const noexcept { return node_index_; }
   /// Checks the RC liveness invariants of every QP: sq_psn never behind una_psn, and a QP in
@@ -179,7 +200,7 @@ class RoceHost final : public rocemu::Node {
   // recv_checks.cc
   void receive(uint8_t* frame, uint32_t len, TimeNs now) noexcept;
   void receive_mac_control(const uint8_t* frame, uint32_t len, TimeNs now) noexcept;
-  Qp* check_packet(const RocePacket& p) noexcept;
+  Qp* check_packet(const RocePacket& p, TimeNs now) noexcept;
   // requester.cc
   bool requester_has_work(const Qp& qp) const noexcept;
   uint32_t send_window(const Qp& qp) const noexcept;
@@ -222,12 +243,34 @@ class RoceHost final : public rocemu::Node {
   rte_mbuf* responder_read_next(Qp& qp) noexcept;  // next READ response or atomic ACK
   rte_mbuf* responder_atomic_ack(Qp& qp, ReadJob& job) noexcept;
   bool ctl_ready(const Qp& qp) const noexcept;
+  // datagram.cc (UD) and uc.cc (UC)
+  struct AddressHandle {
+    ibv_ah ah{};  // handed out; ah.handle = index in ahs_
+    uint32_t pd = 0, dest_ip = 0;
+    uint8_t tos = 0;
+    bool valid = false;
+  };
+  const AddressHandle* find_ah(const ibv_ah* ah) const noexcept;
+  /// The UC/UD post_send checks of `wr` (already valid for RC) of `total_bytes`, filling
+  /// `w`'s UD destination.
+  bool unreliable_wr_ok(const Qp& qp, const ibv_send_wr& wr, uint64_t total_bytes,
+                        SendWqe& w) const noexcept;
+  rte_mbuf* ud_next(Qp& qp) noexcept;
+  void ud_receive(Qp& qp, const RocePacket& p) noexcept;
+  void uc_respond(Qp& qp, const RocePacket& p) noexcept;
+  /// A UC/UD WQE is complete once its last packet left (no ACKs).
+  void complete_unacked(Qp& qp) noexcept;
+  /// Counts `why` (kUnsupportedTransport or kWrongTransport) and logs it, rate-limited.
+  void transport_error(RxDrop why, const RocePacket& p, const Qp* qp, TimeNs now) noexcept;
   // verbs.cc
   void enter_error(Qp& qp, ibv_wc_status head_status) noexcept;
   const MemoryRegion* find_mr(uint32_t key, bool remote) const noexcept;
   Qp* find_qp(uint32_t qpn) noexcept;
   const Qp* find_qp(uint32_t qpn) const noexcept;
   void push_wc(uint32_t cq, const ibv_wc& wc) noexcept;
+  /// The addresses of a frame from QP `src_qpn` of this host to `dst_ip` / `dst_qpn`.
+  FrameAddress frame_address(uint32_t src_qpn, uint32_t dst_ip, uint32_t dst_qpn,
+                             uint8_t tos) const noexcept;
   void rebuild_templates(Qp& qp) noexcept;
   // host_io.cc
   rte_mbuf* alloc_frame(uint32_t bytes, uint8_t*& frame) noexcept;
@@ -271,6 +314,9 @@ class RoceHost final : public rocemu::Node {
   mutable std::vector<uint8_t> dirty_;       // per index: queued in dirty_qps_
   mutable bool all_dirty_ = false;           // every entry stale (PFC pause changed, new QP)
   std::vector<MemoryRegion> mrs_;            // index = key >> 8
+  std::vector<std::unique_ptr<AddressHandle>> ahs_;  // stable addresses: ibv_ah* handed out
+  std::unique_ptr<RateLimitedLog> transport_log_;    // transport_error()
+  int16_t last_foreign_opcode_ = -1;                 // transport_error(): -1 before any
   std::vector<CompletionQueue> cqs_;
   uint32_t num_pds_ = 0;
 };

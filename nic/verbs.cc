@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/log.h"
 #include "nic/psn.h"
 #include "nic/roce_host.h"
 
@@ -53,7 +54,8 @@ RoceHost::RoceHost(const NicParams& params, const Topology& topo, uint32_t node_
     : params_(params),
       pool_(pool),
       rng_(seed, "nic/" + std::to_string(node_index)),
-      node_index_(node_index) {
+      node_index_(node_index),
+      transport_log_(std::make_unique<RateLimitedLog>()) {
   if (node_index >= topo.nodes().size()) throw std::invalid_argument("RoceHost: no such node");
   const TopoNode& n = topo.node(node_index);
   if (n.kind != NodeKind::kHost || n.ports.empty())
@@ -132,7 +134,8 @@ uint32_t RoceHost::create_cq(uint32_t cqe) {
 }
 
 uint32_t RoceHost::create_qp(const QpInitAttr& a) {
-  if (a.pd == 0 || a.pd > num_pds_ || a.send_cq >= cqs_.size() || a.recv_cq >= cqs_.size() ||
+  if ((a.qp_type != IBV_QPT_RC && a.qp_type != IBV_QPT_UC && a.qp_type != IBV_QPT_UD) ||
+      a.pd == 0 || a.pd > num_pds_ || a.send_cq >= cqs_.size() || a.recv_cq >= cqs_.size() ||
       (qps_.size() >= params_.max_qps && free_qps_.empty()) || a.max_send_wr == 0 ||
       a.max_recv_wr == 0 || a.max_send_sge < 1 || a.max_send_sge > kMaxSge || a.max_recv_sge < 1 ||
       a.max_recv_sge > kMaxSge)
@@ -147,6 +150,7 @@ uint32_t RoceHost::create_qp(const QpInitAttr& a) {
   }
   auto qp = std::make_unique<Qp>();
   qp->qpn = qpn_of_slot(index);
+  qp->qp_type = a.qp_type;
   qp->pd = a.pd;
   qp->send_cq = a.send_cq;
   qp->recv_cq = a.recv_cq;
@@ -223,15 +227,21 @@ QpInfo RoceHost::local_info(uint32_t qpn) const noexcept {
   return qp ? QpInfo{qp->qpn, qp->initial_psn, ipv4_} : QpInfo{};
 }
 
-void RoceHost::rebuild_templates(Qp& qp) noexcept {
+FrameAddress RoceHost::frame_address(uint32_t src_qpn, uint32_t dst_ip, uint32_t dst_qpn,
+                                     uint8_t tos) const noexcept {
   FrameAddress a;
-  a.dst_mac = peer_mac_;
+  a.dst_mac = peer_mac_;  // every frame goes to the port's neighbour
   a.src_mac = mac_;
   a.src_ip = ipv4_;
-  a.dst_ip = qp.dest_ip;
-  a.udp_sport = qp_udp_source_port(qp.qpn, qp.dest_qpn);
-  a.dqpn = qp.dest_qpn;
-  a.tos = qp.tos;
+  a.dst_ip = dst_ip;
+  a.udp_sport = qp_udp_source_port(src_qpn, dst_qpn);
+  a.dqpn = dst_qpn;
+  a.tos = tos;
+  return a;
+}
+
+void RoceHost::rebuild_templates(Qp& qp) noexcept {
+  FrameAddress a = frame_address(qp.qpn, qp.dest_ip, qp.dest_qpn, qp.tos);
   qp.data_tmpl = make_template(a);
   qp.data_priority = params_.dscp_to_priority[qp.tos >> 2];
   a.tos = static_cast<uint8_t>(params_.control_dscp << 2);
@@ -255,7 +265,8 @@ int RoceHost::modify_qp(uint32_t qpn, const ibv_qp_attr& attr, int mask) {
       ok = cur == IBV_QPS_RESET || cur == IBV_QPS_INIT;
       break;
     case IBV_QPS_RTR:
-      ok = (cur == IBV_QPS_INIT &&
+      ok = (cur == IBV_QPS_INIT && qp->qp_type == IBV_QPT_UD) ||  // UD: no peer to name
+           (cur == IBV_QPS_INIT &&
             (mask & (IBV_QP_AV | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_PATH_MTU)) ==
                 (IBV_QP_AV | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_PATH_MTU)) ||
            (cur == IBV_QPS_RTR && !(mask & IBV_QP_STATE));
@@ -276,6 +287,13 @@ int RoceHost::modify_qp(uint32_t qpn, const ibv_qp_attr& attr, int mask) {
   if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && attr.max_dest_rd_atomic > params_.max_read_jobs)
     return EINVAL;
 
+  if ((mask & IBV_QP_QKEY) && qp->qp_type != IBV_QPT_UD) return EINVAL;
+  if (mask & IBV_QP_QKEY) qp->qkey = attr.qkey;
+  if (qp->qp_type == IBV_QPT_UD && next == IBV_QPS_INIT && cur == IBV_QPS_RESET) {
+    // UD frames take the DSCP of their address handle (create_ah); the QP's transmit
+    // priority under PFC is the host's data DSCP's.
+    qp->data_priority = params_.dscp_to_priority[params_.data_dscp];
+  }
   if (mask & IBV_QP_ACCESS_FLAGS) qp->access = static_cast<int>(attr.qp_access_flags);
   if (mask & IBV_QP_AV) {
     const uint8_t* g = attr.ah_attr.grh.dgid.raw;
@@ -304,6 +322,7 @@ int RoceHost::modify_qp(uint32_t qpn, const ibv_qp_attr& attr, int mask) {
     // Back to a fresh QP: drop every queued work request without completions.
     Qp fresh;
     fresh.qpn = qp->qpn;
+    fresh.qp_type = qp->qp_type;
     fresh.pd = qp->pd;
     fresh.send_cq = qp->send_cq;
     fresh.recv_cq = qp->recv_cq;
@@ -446,6 +465,7 @@ int RoceHost::post_send(uint32_t qpn, const ibv_send_wr* wr, const ibv_send_wr**
       default:
         ok = false;
     }
+    if (ok && qp->qp_type != IBV_QPT_RC) ok = unreliable_wr_ok(*qp, *wr, total, w);
     if (!ok || total > (1ull << 31)) {
       if (bad) *bad = wr;
       return EINVAL;

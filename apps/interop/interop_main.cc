@@ -3,7 +3,8 @@
 //
 // usage: rocemu-interop MODE [options]
 //   MODE pingpong-server | pingpong-client   ibv_rc_pingpong's protocol (the guest runs
-//                                            `ibv_rc_pingpong -g 1 [server]`)
+//                                            `ibv_rc_pingpong -g 1 [server]`; --transport
+//                                            uc|ud: ibv_uc_pingpong / ibv_ud_pingpong)
 //   MODE rdma-check                          RDMA WRITE + READ + SEND each way, data verified
 //                                            (the guest runs guest_rdma_check)
 //   MODE perftest-server                     passive server of --iters consecutive perftest
@@ -34,7 +35,8 @@ constexpr const char* kHelp =
     "\n"
     "MODE\n"
     "  pingpong-server | pingpong-client  ibv_rc_pingpong's protocol (the peer runs\n"
-    "                                     `ibv_rc_pingpong -g 1 [server]`)\n"
+    "                                     `ibv_rc_pingpong -g 1 [server]`; with --transport\n"
+    "                                     uc|ud: ibv_uc_pingpong / ibv_ud_pingpong)\n"
     "  rdma-check                         RDMA WRITE + READ + SEND each way, data verified\n"
     "                                     (the peer runs guest_rdma_check)\n"
     "  perftest-server                    passive server of --iters consecutive perftest\n"
@@ -49,7 +51,8 @@ constexpr const char* kHelp =
     "  --peer-mac MAC (52:54:00:77:00:10)\n"
     "  --side-ip A.B.C.D (10.77.0.1)      where the server listens for the TCP side channel\n"
     "  --iters N (1000)                   pingpong round trips; perftest-server: clients served\n"
-    "  --size BYTES (4096)                pingpong message size\n"
+    "  --size BYTES (4096)                pingpong message size (ud: at most the MTU, 1024)\n"
+    "  --transport rc|uc|ud (rc)          pingpong QP type: ibv_rc/uc/ud_pingpong's peer\n"
     "  --bytes BYTES (1048576)            rdma-check region size, a multiple of 8\n"
     "  --seed N (7)                       rdma-check data pattern; the NIC's random stream\n"
     "  --rate-gbps G (0 = unpaced)        pace our sends\n"
@@ -99,7 +102,8 @@ int main(int argc, char** argv) {
                                           {"rate-gbps", "0"},
                                           {"ack-timeout", "14"},
                                           {"timeout-s", "60"},
-                                          {"drop-read-responses", "0"}};
+                                          {"drop-read-responses", "0"},
+                                          {"transport", "rc"}};
   for (int i = 2; i < argc; i += 2) {
     std::string k = argv[i];
     if (k.rfind("--", 0) != 0 || !o.count(k.substr(2)) || i + 1 >= argc)
@@ -137,6 +141,13 @@ int main(int argc, char** argv) {
     return usage("--drop-read-responses is for rdma-check");
   if (so.iters == 0 || so.size_bytes == 0 || so.bytes == 0 || so.bytes % 8 || so.timeout_ms <= 0)
     return usage("--iters/--size/--bytes/--timeout-s must be positive (--bytes a multiple of 8)");
+  if (o["transport"] != "rc" && o["transport"] != "uc" && o["transport"] != "ud")
+    return usage("--transport must be rc, uc or ud");
+  if (o["transport"] != "rc" && mode != "pingpong-server" && mode != "pingpong-client")
+    return usage("--transport is for pingpong-server and pingpong-client");
+  so.transport = o["transport"] == "uc"   ? IBV_QPT_UC
+                 : o["transport"] == "ud" ? IBV_QPT_UD
+                                          : IBV_QPT_RC;
   so.side_ip = o["side-ip"];
   so.peer_side_ip = o["peer-ip"];
   so.peer_roce_ipv4 = peer.ipv4;

@@ -1,11 +1,17 @@
-// pingpong.cc — rocemu as either side of ibv_rc_pingpong (rdma-core 44, rc_pingpong.c).
+// pingpong.cc — rocemu as either side of ibv_rc_pingpong, ibv_uc_pingpong or ibv_ud_pingpong
+// (rdma-core 44, libibverbs/examples/{rc,uc,ud}_pingpong.c).
 //
-// rc_pingpong's loop: post rx_depth receives; the client sends first; each side posts its next
-// SEND only when its previous SEND completed and a RECV completed ("pending" = RECV|SEND),
-// until iters sends and iters receives completed. Sizes in bytes.
+// The loop of all three: post rx_depth receives; the client sends first; each side posts its
+// next SEND only when its previous SEND completed and a RECV completed ("pending" =
+// RECV|SEND), until iters sends and iters receives completed. UC connects as RC does (no
+// ACKs on the wire, so a lost packet hangs both sides as it hangs the real tools); UD moves
+// to RTR and RTS with no peer named, sends to an address handle with ud_pingpong's Q_Key
+// 0x11111111 from buf + 40 and receives size + 40 bytes (the GRH first). Sizes in bytes.
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "apps/interop/scenarios.h"
@@ -15,6 +21,18 @@ namespace rocemu::interop {
 
 namespace {
 constexpr uint64_t kRecvWrid = 1, kSendWrid = 2;
+constexpr uint32_t kUdQkey = 0x11111111;  // ud_pingpong.c's Q_Key
+constexpr uint32_t kGrhBytes = 40;
+
+/// Where a UD SEND goes (unused for RC/UC).
+struct UdDest {
+  ibv_ah* ah = nullptr;
+  uint32_t qpn = 0;
+};
+
+const char* transport_text(ibv_qp_type t) {
+  return t == IBV_QPT_UD ? "ud" : t == IBV_QPT_UC ? "uc" : "rc";
+}
 
 void post_recvs(nic::RoceHost& host, uint32_t qpn, const nic::MrInfo& mr, uint32_t size,
                 uint32_t n) {
@@ -29,25 +47,53 @@ void post_recvs(nic::RoceHost& host, uint32_t qpn, const nic::MrInfo& mr, uint32
   }
 }
 
-void post_send(nic::RoceHost& host, uint32_t qpn, const nic::MrInfo& mr, uint32_t size) {
-  ibv_sge sge{mr.addr, size, mr.lkey};
+void post_send(nic::RoceHost& host, uint32_t qpn, const nic::MrInfo& mr, uint32_t size,
+               const UdDest& ud) {
+  // UD sends from buf + 40, past the receive buffer's GRH space (ud_pingpong.c).
+  ibv_sge sge{mr.addr + (ud.ah ? kGrhBytes : 0), size, mr.lkey};
   ibv_send_wr wr{};
   wr.wr_id = kSendWrid;
   wr.sg_list = &sge;
   wr.num_sge = 1;
   wr.opcode = IBV_WR_SEND;
   wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.ud.ah = ud.ah;
+  wr.wr.ud.remote_qpn = ud.qpn;
+  wr.wr.ud.remote_qkey = kUdQkey;
   const ibv_send_wr* bad = nullptr;
   if (host.post_send(qpn, &wr, &bad) != 0) throw std::runtime_error("pingpong: post_send failed");
+}
+/// A line naming the peer's transport when packets of another one arrived (else "").
+std::string transport_hint(const nic::RoceHost& host, ibv_qp_type mine) {
+  const auto& d = host.counters().drops;
+  const uint64_t wrong = d[static_cast<int>(nic::RxDrop::kWrongTransport)];
+  const uint64_t unsupported = d[static_cast<int>(nic::RxDrop::kUnsupportedTransport)];
+  if (wrong == 0 && unsupported == 0) return {};
+  const std::string peer = host.last_foreign_transport();  // "UD", "RD", ...
+  std::string option = peer;
+  for (char& c : option) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string mine_upper = transport_text(mine);
+  for (char& c : mine_upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return "pingpong: the peer sent " + std::to_string(wrong + unsupported) + " packet(s) of the " +
+         peer + " transport, this QP is " + mine_upper +
+         (unsupported ? " (rocemu implements RC, UC and UD only)"
+                      : ": run the peer's matching tool or pass --transport " + option) +
+         "\n";
 }
 }  // namespace
 
 int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt) {
+  const bool ud = opt.transport == IBV_QPT_UD;
+  if (ud && opt.size_bytes > host.params().mtu_bytes)
+    throw std::runtime_error("pingpong: a UD message is one packet: --size must be at most " +
+                             std::to_string(host.params().mtu_bytes) + " (the MTU)");
   const uint32_t pd = host.alloc_pd();
-  std::vector<uint8_t> buf(opt.size_bytes, 0x7b);  // rc_pingpong's buffer fill
+  const uint32_t recv_bytes = opt.size_bytes + (ud ? kGrhBytes : 0);
+  std::vector<uint8_t> buf(recv_bytes, 0x7b);  // rc_pingpong's buffer fill
   const nic::MrInfo mr = host.reg_mr(pd, buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
   const uint32_t cq = host.create_cq(opt.rx_depth + 16);
   nic::QpInitAttr qa;
+  qa.qp_type = opt.transport;
   qa.pd = pd;
   qa.send_cq = qa.recv_cq = cq;
   qa.max_send_wr = 16;
@@ -57,9 +103,11 @@ int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt) 
   ibv_qp_attr init{};
   init.qp_state = IBV_QPS_INIT;
   init.qp_access_flags = 0;
-  if (host.modify_qp(qpn, init, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS) != 0)
+  init.qkey = kUdQkey;
+  if (host.modify_qp(qpn, init, IBV_QP_STATE | (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS)) != 0)
     throw std::runtime_error("pingpong: modify_qp INIT failed");
-  post_recvs(host, qpn, mr, opt.size_bytes, opt.rx_depth);
+  post_recvs(host, qpn, mr, recv_bytes, opt.rx_depth);
+  UdDest ud_dest;
 
   PingpongDest mine;
   mine.qpn = qpn;
@@ -70,9 +118,26 @@ int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt) 
   auto connect_peer = [&](const PingpongDest& d) {
     const auto ip = ipv4_of_mapped_gid(d.gid);
     if (!ip) throw std::runtime_error("pingpong: peer GID is not IPv4-mapped (use -g 1)");
-    nic::ConnectOptions co;
-    co.access = 0;
-    co.max_rd_atomic = 1;
+    if (ud) {
+      ibv_qp_attr a{};
+      a.qp_state = IBV_QPS_RTR;
+      if (host.modify_qp(qpn, a, IBV_QP_STATE) != 0)
+        throw std::runtime_error("pingpong: modify_qp RTR failed");
+      a.qp_state = IBV_QPS_RTS;
+      a.sq_psn = mine.psn;
+      if (host.modify_qp(qpn, a, IBV_QP_STATE | IBV_QP_SQ_PSN) != 0)
+        throw std::runtime_error("pingpong: modify_qp RTS failed");
+      ibv_ah_attr ah{};
+      ah.is_global = 1;
+      ah.grh.dgid = nic::ipv4_mapped_gid(*ip);
+      ah.grh.hop_limit = 1;
+      ud_dest.ah = host.create_ah(pd, ah);
+      ud_dest.qpn = d.qpn;
+      if (!ud_dest.ah) throw std::runtime_error("pingpong: create_ah failed");
+      std::printf("pingpong (ud): local QPN 0x%06x PSN 0x%06x, remote QPN 0x%06x\n", qpn, mine.psn,
+                  d.qpn);
+      return;
+    }
     // connect_rc walks RESET->INIT->RTR->RTS; the QP is already in INIT with receives posted,
     // so walk the last two steps the same way through it.
     ibv_qp_attr a{};
@@ -101,8 +166,8 @@ int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt) 
                            IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC) != 0)
       throw std::runtime_error("pingpong: modify_qp RTS failed");
     if (opt.rate_bps) host.set_qp_rate_bps(qpn, opt.rate_bps);
-    std::printf("pingpong: local QPN 0x%06x PSN 0x%06x, remote QPN 0x%06x PSN 0x%06x\n", qpn,
-                mine.psn, d.qpn, d.psn);
+    std::printf("pingpong (%s): local QPN 0x%06x PSN 0x%06x, remote QPN 0x%06x PSN 0x%06x\n",
+                transport_text(opt.transport), qpn, mine.psn, d.qpn, d.psn);
   };
 
   if (opt.server) {
@@ -128,7 +193,7 @@ int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt) 
   uint32_t scnt = 0, rcnt = 0, posted_recvs = opt.rx_depth;
   const auto t0 = std::chrono::steady_clock::now();
   if (!opt.server) {
-    post_send(host, qpn, mr, opt.size_bytes);
+    post_send(host, qpn, mr, opt.size_bytes, ud_dest);
     pending |= kSendWrid;
   }
   while (scnt < opt.iters || rcnt < opt.iters) {
@@ -148,19 +213,19 @@ int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt) 
       } else {
         ++rcnt;
         if (--posted_recvs <= 1) {
-          post_recvs(host, qpn, mr, opt.size_bytes, opt.rx_depth - posted_recvs);
+          post_recvs(host, qpn, mr, recv_bytes, opt.rx_depth - posted_recvs);
           posted_recvs = opt.rx_depth;
         }
       }
       pending &= ~wc[i].wr_id;
       if (scnt < opt.iters && pending == 0) {
-        post_send(host, qpn, mr, opt.size_bytes);
+        post_send(host, qpn, mr, opt.size_bytes, ud_dest);
         pending = kRecvWrid | kSendWrid;
       }
     }
     if (std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(opt.timeout_ms)) {
-      std::fprintf(stderr, "pingpong: timed out after %u sends, %u recvs\n%s", scnt, rcnt,
-                   ep.counters_report().c_str());
+      std::fprintf(stderr, "pingpong: timed out after %u sends, %u recvs\n%s%s", scnt, rcnt,
+                   ep.counters_report().c_str(), transport_hint(host, opt.transport).c_str());
       return 1;
     }
   }

@@ -2,7 +2,9 @@
 //
 // pingpong: ibv_rc_pingpong's protocol (rdma-core 44 libibverbs/examples/rc_pingpong.c) with
 //   rocemu as server or client: SEND/RECV of `size` bytes, `iters` each way, strictly
-//   alternating (a side sends when its previous send completed and a message arrived).
+//   alternating (a side sends when its previous send completed and a message arrived). With
+//   `transport` UC or UD, ibv_uc_pingpong's / ibv_ud_pingpong's (same side channel; UD: Q_Key
+//   0x11111111, receives of size + 40 for the GRH, one packet per message).
 // rdma_check: rdma_check_proto.h — 1 MB (or `bytes`) RDMA WRITE and READ in both directions
 //   at once, every byte verified on both sides.
 // Both return 0 on success and print one result line; errors throw std::runtime_error.
@@ -20,6 +22,7 @@ struct ScenarioOptions {
   std::string peer_side_ip;     // the guest's side-channel address (client: connect)
   uint32_t peer_roce_ipv4 = 0;  // host order
   bool server = true;
+  ibv_qp_type transport = IBV_QPT_RC;  // pingpong: IBV_QPT_RC, IBV_QPT_UC or IBV_QPT_UD
   uint32_t iters = 1000, size_bytes = 4096, rx_depth = 500;
   uint32_t bytes = 1u << 20;
   uint64_t seed = 1;

@@ -78,7 +78,8 @@ fi
 # 4. Initramfs tree: busybox, the tools with their library closure, the modules, /init.
 # iproute2 (ip, rdma, ss) lands in /usr/bin, ahead of busybox's applets in /init's PATH. The
 # list is recorded in initrd/.done: a tree built with another list is built again.
-tools=(/usr/bin/ibv_rc_pingpong /usr/bin/ibv_devinfo /usr/bin/ibv_devices /usr/bin/ib_write_bw
+tools=(/usr/bin/ibv_rc_pingpong /usr/bin/ibv_uc_pingpong /usr/bin/ibv_ud_pingpong
+       /usr/bin/ibv_devinfo /usr/bin/ibv_devices /usr/bin/ib_write_bw
        /usr/bin/ib_read_bw /usr/bin/ib_write_lat /usr/bin/ib_send_bw /usr/bin/ib_atomic_bw
        /usr/bin/ib_atomic_lat /usr/bin/ip /usr/bin/rdma /usr/bin/ss)
 if [ ! -f "$OUT/initrd/.done" ] || [ "$(cat "$OUT/initrd/.done")" != "${tools[*]}" ]; then

@@ -152,6 +152,38 @@ TEST(RxeCaptures, RocemuAtomicsCarryTheSameHeadersAsRxe) {
   }
 }
 
+// The UC and UD captures (ibv_uc_pingpong, ibv_ud_pingpong): the opcodes rocemu sends for
+// those transports, with what its requester copies from rxe: AckReq clear (nothing is
+// acknowledged), and for UD a DETH naming the Q_Key and the sending QP.
+TEST(RxeCaptures, UcAndUdFramesAsTheEndpointSendsThem) {
+  test_mempool();
+  std::set<uint8_t> seen;
+  int ud = 0;
+  for (const char* c : {"04_uc_pingpong", "05_ud_pingpong"}) {
+    for (auto f : read_pcapng(std::string("data/") + c + ".pcapng")) {
+      if (!is_roce_v4(f)) continue;
+      nic::RocePacket p;
+      ASSERT_EQ(nic::parse_roce(f.data(), static_cast<uint32_t>(f.size()), p), nic::RxDrop::kNone);
+      seen.insert(p.opcode);
+      EXPECT_TRUE(p.op_flags & (nic::kOpUc | nic::kOpUd))
+          << c << " " << nic::op_info(p.opcode).name;
+      EXPECT_TRUE(p.op_flags & nic::kOpRequest);
+      EXPECT_FALSE(p.ack_req) << c;
+      if (p.op_flags & nic::kOpUd) {
+        ++ud;
+        EXPECT_EQ(p.qkey, 0x11111111u);  // ibv_ud_pingpong's Q_Key
+        EXPECT_NE(p.src_qpn, 0u);
+        EXPECT_EQ(p.frame[wire::kRoceHeadersBytes + 4], 0) << "DETH reserved byte";
+      }
+    }
+  }
+  using nic::uc_opcode;
+  for (uint8_t op : {uc_opcode(wire::kRcSendFirst), uc_opcode(wire::kRcSendMiddle),
+                     uc_opcode(wire::kRcSendLast), nic::kUdSendOnly})
+    EXPECT_TRUE(seen.count(op)) << nic::op_info(op).name;
+  EXPECT_EQ(ud, 10);  // every datagram of the capture
+}
+
 TEST(RxeCaptures, ACorruptedCopyFailsTheIcrc) {
   test_mempool();
   auto frames = read_pcapng("data/06_write_bw_8k.pcapng");

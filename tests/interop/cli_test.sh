@@ -6,7 +6,7 @@ set -u
 bin=$1
 . "$(dirname "$0")/../support/cli_check.sh"
 opts=(--iface --vdev-kind --ip --mac --peer-ip --peer-mac --side-ip --iters --size --bytes
-      --seed --rate-gbps --ack-timeout --timeout-s --drop-read-responses)
+      --seed --rate-gbps --ack-timeout --timeout-s --drop-read-responses --transport)
 out=$("$bin" --help 2>&1); check help 0 $? "$out" pingpong-server pingpong-client rdma-check \
   perftest-server "${opts[@]}" "exit: 0 success"
 out=$("$bin" -h 2>&1); check help-short 0 $? "$out" "usage: rocemu-interop MODE"
@@ -18,4 +18,7 @@ out=$("$bin" rdma-check --bytes 12 2>&1); check bad-bytes 2 $? "$out" "multiple 
 out=$("$bin" rdma-check --ack-timeout 32 2>&1); check bad-ack-timeout 2 $? "$out" "--ack-timeout must be 0..31"
 out=$("$bin" pingpong-server --drop-read-responses 0.1 2>&1)
 check drop-outside-rdma-check 2 $? "$out" "--drop-read-responses is for rdma-check"
+out=$("$bin" pingpong-client --transport rd 2>&1); check bad-transport 2 $? "$out" "--transport must be rc, uc or ud"
+out=$("$bin" rdma-check --transport ud 2>&1)
+check transport-outside-pingpong 2 $? "$out" "--transport is for pingpong-server and pingpong-client"
 exit $fail

@@ -59,9 +59,29 @@ TEST(OpcodeTable, ExtendedHeadersMatchIbtaTable38) {
   EXPECT_EQ(op_info(kRcSendLastImm).ext_bytes, 4);
   EXPECT_EQ(op_info(kCnp).ext_bytes, 16);
   EXPECT_EQ(op_info(0x15).flags, 0u);     // reserved
-  EXPECT_EQ(op_info(0x64).ext_bytes, 8);  // UD SEND_ONLY: DETH; parsed, never served
-  EXPECT_FALSE(op_info(0x64).flags & (kOpRequest | kOpResponse));
+  EXPECT_EQ(op_info(0x64).ext_bytes, 8);  // UD SEND_ONLY: DETH
+  EXPECT_EQ(op_info(0x64).flags & (kOpRequest | kOpResponse | kOpUd), kOpRequest | kOpUd);
+  EXPECT_EQ(op_info(0x2a).ext_bytes, 16);  // UC WRITE_ONLY: RETH
+  EXPECT_EQ(op_info(0x2a).flags & (kOpRequest | kOpUc), kOpRequest | kOpUc);
   EXPECT_EQ(op_info(0x2c).flags, 0u);
+}
+
+TEST(OpcodeTable, TransportsByTheTopThreeBits) {
+  EXPECT_STREQ(transport_name(0x04), "RC");
+  EXPECT_STREQ(transport_name(0x24), "UC");
+  EXPECT_STREQ(transport_name(0x44), "RD");
+  EXPECT_STREQ(transport_name(0x64), "UD");
+  EXPECT_STREQ(transport_name(0x81), "CNP");
+  EXPECT_STREQ(transport_name(0xa4), "XRC");
+  EXPECT_STREQ(transport_name(0xc0), "manufacturer-specific");
+  for (int op = 0; op < 256; ++op) {
+    const bool impl = op < 0x40 || (op >= 0x60 && op < 0x80) || op == wire::kCnp;
+    EXPECT_EQ(transport_implemented(static_cast<uint8_t>(op)), impl) << op;
+  }
+  EXPECT_EQ(uc_opcode(wire::kRcWriteLastImm), 0x29);
+  EXPECT_TRUE(op_sequence_ok(uc_opcode(wire::kRcSendFirst), uc_opcode(wire::kRcSendLast)));
+  EXPECT_FALSE(op_sequence_ok(uc_opcode(wire::kRcSendFirst), uc_opcode(wire::kRcWriteLast)));
+  EXPECT_FALSE(op_sequence_ok(0xff, uc_opcode(wire::kRcSendMiddle)));
 }
 
 TEST(OpcodeTable, LegalityByQpState) {
