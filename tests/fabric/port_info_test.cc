@@ -181,3 +181,23 @@ TEST(PortRate, PciRunsSetTheMtuAndAskForHardwarePfcOnTheLosslessPriorities) {
 }
 
 }  // namespace rocemu::fabric
+
+namespace rocemu::fabric {
+
+// The shipped hardware runs (configs/hw/): valid, on PCI ports, every link at the port's rate.
+TEST(PortRate, TheHardwareConfigsLoadWithEveryLinkAtThePortsRate) {
+  for (const char* name : {"loopback.toml", "loopback_switch.toml", "loopback_workload.toml"}) {
+    SCOPED_TRACE(name);
+    const RunConfig c = load_run_config(std::string(ROCEMU_SOURCE_ROOT) + "/configs/hw/" + name);
+    EXPECT_EQ(c.testbed.backend, PortBackend::kPci);
+    EXPECT_EQ(check_rate_from_port(c, true), "");
+    for (const auto& l : c.topology.links) {
+      EXPECT_TRUE(l.rate_from_port);
+      EXPECT_FALSE(l.a_dev.empty());
+      EXPECT_FALSE(l.b_dev.empty());
+    }
+    EXPECT_EQ(realtime_options(c).pci_mtu_bytes, 4160u);
+  }
+}
+
+}  // namespace rocemu::fabric
