@@ -2,7 +2,6 @@
 #include "apps/perftest/loopback_bench.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -61,7 +60,6 @@ LoopbackBench::LoopbackBench(const PerftestOptions& opt, uint32_t max_size_bytes
     links[0].rate_from_port = !opt.link_gbps_set;
   }
   engine_ = std::make_unique<fabric::RealtimeEngine>(topo, links, ro);
-  for (const auto& p : engine_->pci_ports()) std::printf("%s\n", fabric::describe_port(p).c_str());
   topo.mutable_links()[0].rate_bps = engine_->link_rates_bps()[0];  // the hosts' PFC timing
 
   nic::NicParams np;

@@ -51,8 +51,11 @@ hw_resolve() {
     [ -e "/sys/class/net/$dev" ] || hw_die "no network interface '$dev' (give a PCI address or an interface of this namespace)"
     hw_check_iface "$dev"
     [ -e "/sys/class/net/$dev/device" ] || hw_die "refusing $dev: not a PCI device (a virtual interface: $(basename "$(readlink -f "/sys/class/net/$dev")" 2>/dev/null))"
-    pci="$(basename "$(readlink -f "/sys/class/net/$dev/device")")"
-    hw_is_pci_addr "$pci" || hw_die "refusing $dev: its device $pci is not on the PCI bus"
+    local path; path="$(readlink -f "/sys/class/net/$dev/device")"
+    pci="$(basename "$path")"
+    # virtio-net: the interface's device is virtioN on the virtio bus, the PCI function its parent.
+    hw_is_pci_addr "$pci" || pci="$(basename "$(dirname "$path")")"
+    hw_is_pci_addr "$pci" || hw_die "refusing $dev: its device $(basename "$path") is not on the PCI bus"
   fi
   for ifc in $(hw_ifaces_of "$pci"); do hw_check_iface "$ifc"; done
   echo "$pci"
