@@ -31,7 +31,7 @@ exec 9> "$OUT/.lock"
 flock -w 600 9 || { log "timed out waiting for $OUT/.lock"; exit 1; }
 
 newest=0
-for f in "${BINS[@]}" "$HERE"/*.sh "$SRC"/scripts/hugepages.sh "$SRC"/configs/hw/*.toml "$0"; do
+for f in "${BINS[@]}" "$HERE"/*.sh "$SRC"/scripts/hugepages.sh "$SRC"/scripts/interop/guest_fw_cfg.sh "$SRC"/configs/hw/*.toml "$0"; do
   m="$(stat -c %Y "$f")"; [ "$m" -gt "$newest" ] && newest="$m"
 done
 if [ -f "$OUT/initrd.cpio" ] && [ "$(stat -c %Y "$OUT/initrd.cpio")" -ge "$newest" ]; then
@@ -112,6 +112,7 @@ cp "$SRC/configs/workloads/FbHdp_distribution.txt" "$I/rocemu/configs/workloads/
 for b in "${BINS[@]}"; do ln -sf "$b" "$I/rocemu/bin/$(basename "$b")"; done
 echo "$KVER" > "$I/etc/kernel-version"
 install -p -m 0755 "$HERE/guest_init.sh" "$I/init"
+install -p -m 0644 "$SRC/scripts/interop/guest_fw_cfg.sh" "$I/guest_fw_cfg.sh"
 (cd "$I" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$OUT/initrd.cpio.tmp"
 mv "$OUT/initrd.cpio.tmp" "$OUT/initrd.cpio"
 log "initrd.cpio: $(du -m "$OUT/initrd.cpio" | cut -f1) MB, kernel $KVER"

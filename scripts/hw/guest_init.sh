@@ -11,21 +11,10 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /tmp
 mkdir -p /run && mount -t tmpfs tmpfs /run
-say() { echo "ROCEMU-GUEST $*"; }
-finish() { say "EXIT $1"; sync; poweroff -f; }
+. /guest_fw_cfg.sh  # say, finish, run_fw_cfg_script (scripts/interop/guest_fw_cfg.sh)
 for ko in /modules/*.ko; do
   insmod "$ko" || { say "insmod $ko failed"; finish 91; }
 done
 ip link set lo up
-fw=/sys/firmware/qemu_fw_cfg/by_name/opt/rxe
-i=0
-while [ ! -e "$fw/script/raw" ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done
-[ -e "$fw/script/raw" ] || { say "no fw_cfg opt/rxe/script"; finish 93; }
-for d in "$fw"/*; do
-  name="$(basename "$d")"
-  cp "$d/raw" "/tmp/$name" && chmod +x "/tmp/$name"
-done
 say "UP"
-cd /tmp
-bash /tmp/script 2>&1
-finish $?
+run_fw_cfg_script bash
