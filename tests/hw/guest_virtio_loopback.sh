@@ -1,11 +1,12 @@
 # guest_virtio_loopback.sh — runs in the hardware test's guest (bash; scripts/hw/guest_init.sh):
-# the PCI path end to end on two virtio-net ports cross-connected by the host's QEMU (a UDP
-# socket netdev: the loopback cable), both with speed 10000 and host_mtu 4000. As a user with
-# a NIC would: prepare.sh, bind.sh by interface name (refused while one has an address),
-# configs/hw/loopback.toml with the ports' addresses — refused at IB MTU 4096 (MTU limit 4000),
-# completed and verified at 2048 with hardware PFC asked for (virtio has none: software) —
-# rocemu_write_bw --loopback --pci across the same ports, and unbind.sh giving both back to
-# virtio-pci under their old names.
+# the PCI path end to end on four virtio-net ports, two "NICs" of two ports cabled by the
+# host's QEMU (UDP socket netdevs) as configs/hw/loopback_switch.toml wants, all with speed
+# 10000 and host_mtu 4000. As a user with NICs would: prepare.sh, bind.sh by interface name
+# (refused while one has an address), configs/hw/loopback.toml across one cable — refused at IB
+# MTU 4096 (MTU limit 4000), completed and verified at 2048 with hardware PFC asked for (virtio
+# has none: software) — loopback_switch.toml through the soft switch on the second NIC,
+# loopback_workload.toml (shortened), rocemu_write_bw --loopback --pci across one cable, and
+# unbind.sh giving all four back to virtio-pci under their old names.
 set -u
 R=/rocemu
 fail() { echo "FAIL: $*"; exit 1; }
@@ -16,10 +17,13 @@ iface_of() {
   for n in /sys/class/net/*; do [ "$(cat "$n/address")" = "$1" ] && basename "$n"; done
   return 0
 }
-MAC_A=52:54:00:77:01:0a MAC_B=52:54:00:77:01:0b
-A_IF="$(iface_of $MAC_A)" B_IF="$(iface_of $MAC_B)"
-[ -n "$A_IF" ] && [ -n "$B_IF" ] || fail "no virtio ports with MACs $MAC_A, $MAC_B ($(ls /sys/class/net))"
-step "ports: $A_IF $B_IF"
+# NIC 1 ports A and B, NIC 2 ports C and D; cables A <-> C and D <-> B (virtio_guest_test.sh).
+# "B" below is the far end of A's cable, NIC 2's port C: two NICs back to back.
+MAC_A=52:54:00:77:01:0a MAC_B=52:54:00:77:01:0c MAC_C=52:54:00:77:01:0b MAC_D=52:54:00:77:01:0d
+A_IF="$(iface_of $MAC_A)" B_IF="$(iface_of $MAC_B)" C_IF="$(iface_of $MAC_C)" D_IF="$(iface_of $MAC_D)"
+[ -n "$A_IF" ] && [ -n "$B_IF" ] && [ -n "$C_IF" ] && [ -n "$D_IF" ] ||
+  fail "no virtio ports with MACs $MAC_A, $MAC_B, $MAC_C, $MAC_D ($(ls /sys/class/net))"
+step "ports: $A_IF $B_IF $C_IF $D_IF"
 
 $R/scripts/hw/prepare.sh --driver uio_pci_generic --pages 400 || fail "prepare.sh"
 
@@ -32,13 +36,14 @@ echo "$out" | grep -q "refusing $A_IF: it has an address (10.9.9.1/24)" || fail 
 ip addr flush dev "$A_IF" scope global
 ip link set "$A_IF" down
 
-pcis="$($R/scripts/hw/bind.sh --driver uio_pci_generic "$A_IF" "$B_IF")" || fail "bind.sh"
+pcis="$($R/scripts/hw/bind.sh --driver uio_pci_generic "$A_IF" "$B_IF" "$C_IF" "$D_IF")" || fail "bind.sh"
 A="$(echo "$pcis" | sed -n 1p)" B="$(echo "$pcis" | sed -n 2p)"
-for p in "$A" "$B"; do
+C="$(echo "$pcis" | sed -n 3p)" D="$(echo "$pcis" | sed -n 4p)"
+for p in "$A" "$B" "$C" "$D"; do
   d="$(basename "$(readlink -f /sys/bus/pci/devices/$p/driver)")"
   [ "$d" = uio_pci_generic ] || fail "$p is on '$d' after bind.sh"
 done
-step "bound $A $B"
+step "bound $A $B $C $D"
 
 cfg() {  # cfg MTU BYTES: configs/hw/loopback.toml on the guest's ports
   sed -e "s/0000:03:00.0/$A/" -e "s/0000:03:00.1/$B/" -e "s/^bytes = .*/bytes = $2/" \
@@ -63,6 +68,35 @@ for want in "completed: yes   data verified: yes" \
 done
 step "loopback write job: 8 MiB verified in $(( $(ms) - t )) ms of wall time"
 
+# The soft switch between the hosts on the second NIC: h0 on A <-> s0 port 0 on NIC 2's
+# first port (B here), s0 port 1 on NIC 2's second port (D) <-> h1 on NIC 1's second (C).
+sed -e "s/0000:03:00.0/$A/" -e "s/0000:04:00.0/$B/" -e "s/0000:04:00.1/$D/" -e "s/0000:03:00.1/$C/" \
+    -e "s/^bytes = .*/bytes = 4194304/" -e "s/^mtu_bytes = .*/mtu_bytes = 2048/" \
+    $R/configs/hw/loopback_switch.toml > /tmp/switch.toml
+t=$(ms)
+rocemu-testbed /tmp/switch.toml --out /tmp/osw > /tmp/rsw.txt 2>&1; rc=$?
+cat /tmp/rsw.txt
+[ $rc -eq 0 ] || fail "rocemu-testbed (switch) exit $rc"
+grep -qF "completed: yes   data verified: yes" /tmp/rsw.txt || fail "switch run not completed and verified"
+[ "$(grep -c "driver net_virtio, link up, speed 10 Gbps" /tmp/rsw.txt)" -ge 4 ] || fail "not four ports up at 10 Gbps"
+awk '$1 == "s0" && $2 == 1 && $3 > 0 {ok = 1} END {exit !ok}' /tmp/rsw.txt || fail "s0 port 1 sent nothing"
+step "through the soft switch: 4 MiB verified in $(( $(ms) - t )) ms of wall time"
+
+sed -e "s/0000:03:00.0/$A/" -e "s/0000:03:00.1/$B/" -e "s/^mtu_bytes = .*/mtu_bytes = 2048/" \
+    -e "s/^duration_us = .*/duration_us = 5000/" -e "s/^load = .*/load = 0.2/" \
+    $R/configs/hw/loopback_workload.toml > /tmp/configs_hw_workload.toml
+# cdf_file is relative to the run file's directory: keep it beside configs/hw.
+cp /tmp/configs_hw_workload.toml $R/configs/hw/guest_workload.toml
+t=$(ms)
+rocemu-testbed $R/configs/hw/guest_workload.toml --out /tmp/owl > /tmp/rwl.txt 2>&1; rc=$?
+cat /tmp/rwl.txt
+[ $rc -eq 0 ] || fail "rocemu-testbed (workload) exit $rc"
+grep -q "all finished: yes" /tmp/rwl.txt || fail "workload flows not all finished"
+flows="$(sed -n 's/.*flows generated \([0-9]*\), posted \([0-9]*\), failed 0;.*/\1 \2/p' /tmp/rwl.txt)"
+set -- $flows
+[ "${1:-0}" -ge 5 ] && [ "$1" = "${2:-}" ] || fail "workload: '$flows' (want at least 5 flows, all posted, none failed)"
+step "workload variant: $1 flows in $(( $(ms) - t )) ms of wall time"
+
 rocemu_write_bw --loopback --pci="$A,$B" -m 2048 -s 65536 -n 200 > /tmp/bw.txt 2>&1; rc=$?
 cat /tmp/bw.txt
 [ $rc -eq 0 ] || fail "rocemu_write_bw exit $rc"
@@ -71,14 +105,14 @@ grep -qF "Device         : rocemu (loopback, PCI $A <-> $B)" /tmp/bw.txt || fail
 awk '$1 == 65536 && $2 == 200 && $4 > 0 {ok = 1} END {exit !ok}' /tmp/bw.txt || fail "no 65536 x 200 result row"
 step "rocemu_write_bw --pci"
 
-$R/scripts/hw/unbind.sh "$A" "$B" || fail "unbind.sh"
-for m in $MAC_A $MAC_B; do
+$R/scripts/hw/unbind.sh "$A" "$B" "$C" "$D" || fail "unbind.sh"
+for m in $MAC_A $MAC_B $MAC_C $MAC_D; do
   i=0; while [ -z "$(iface_of $m)" ] && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done
   [ -n "$(iface_of $m)" ] || fail "no interface with $m after unbind.sh"
 done
-for p in "$A" "$B"; do
+for p in "$A" "$B" "$C" "$D"; do
   d="$(basename "$(readlink -f /sys/bus/pci/devices/$p/driver)")"
   [ "$d" = virtio-pci ] || fail "$p is on '$d' after unbind.sh"
 done
-step "both ports back on virtio-pci: $(iface_of $MAC_A) $(iface_of $MAC_B)"
+step "all four ports back on virtio-pci: $(iface_of $MAC_A) $(iface_of $MAC_B) $(iface_of $MAC_C) $(iface_of $MAC_D)"
 echo "PASS"
