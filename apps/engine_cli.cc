@@ -185,6 +185,11 @@ std::optional<int> prepare_run(EngineKind kind, const char* program, int argc, c
     return kExitUsage;
   }
   apply_overrides(cli, cfg);
+  if (const std::string why = fabric::check_rate_from_port(cfg, kind != EngineKind::kSim);
+      !why.empty()) {
+    std::fprintf(stderr, "%s: %s\n", program, why.c_str());
+    return kExitUsage;
+  }
   if (!cfg.topology.links_down.empty()) {
     std::string names;
     for (const auto& n : cfg.topology.links_down) names += (names.empty() ? "" : ", ") + n;

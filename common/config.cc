@@ -38,6 +38,11 @@ ConfigReader::ConfigReader(const toml::table& table, std::string path, ConfigErr
 
 bool ConfigReader::has(std::string_view key) const { return table_->contains(key); }
 
+bool ConfigReader::is_string(std::string_view key) const {
+  const toml::node* n = table_->get(key);
+  return n != nullptr && n->is_string();
+}
+
 int64_t ConfigReader::line() const noexcept { return line_of(*table_); }
 
 int64_t ConfigReader::line_of(const toml::node& n) noexcept {

@@ -46,6 +46,8 @@ class ConfigReader {
 
   const std::string& path() const noexcept { return path_; }
   bool has(std::string_view key) const;
+  /// True if `key` is present and a string (for keys that take a number or a word).
+  bool is_string(std::string_view key) const;
   /// Line of the table in the source (0 if unknown).
   int64_t line() const noexcept;
 

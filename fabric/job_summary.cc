@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "fabric/port_info.h"
 #include "fabric/run_cost.h"
 #include "fabric/write_job.h"
 
@@ -107,6 +108,7 @@ std::string to_text(const JobResult& r) {
        fixed(r.goodput_gbps, 3) + " Gbps   retransmitted packets: " + std::to_string(r.retransmitted_packets) +
        "\n";
   s += agent_text(r.agent);
+  s += pci_ports_text(r.pci_ports);
   s += "  wall time: " + fixed(static_cast<double>(r.wall_ns) / 1e6, 3) + " ms   engine CPU time: " +
        fixed(static_cast<double>(r.cpu_ns) / 1e6, 3) + " ms";
   uint64_t link_hops = 0;  // every frame a port sent crossed one link

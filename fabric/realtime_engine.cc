@@ -153,6 +153,10 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
     throw std::invalid_argument("real-time engine: " + why);
   if (const std::string why = check_port_count(topo, opt); !why.empty())
     throw std::invalid_argument("real-time engine: " + why);
+  for (uint32_t li = 0; li < links.size(); ++li)
+    if (links[li].rate_from_port && opt.backend != PortBackend::kPci)
+      throw std::invalid_argument("real-time engine: link " + std::to_string(li) +
+                                  " has rate_gbps = \"port\", which needs ports = \"pci\"");
   external_ = opt.external_nodes;
   external_.resize(topo.nodes().size(), false);
   // The PMDs report a missing interface as EPERM; say what is wrong, before anything is made.
@@ -192,6 +196,7 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
       p.index = i;
       p.rate_bps = topo.links().at(tn[n].ports[i].link).rate_bps;
       ports_.push_back(p);
+      pci_dev_.emplace_back();
     }
   }
   const std::string memif_socket = opt.memif_socket.empty()
@@ -224,6 +229,7 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
           throw std::runtime_error("link " + std::to_string(li) + ": PCI device '" + dev +
                                    "' not found (set a_dev/b_dev and pass it to EAL)");
         p->ethdev = id;
+        pci_dev_[static_cast<size_t>(p - ports_.data())] = dev;
       }
     } else {
       for (bool end_b : {false, true}) {
@@ -249,6 +255,14 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
     const std::string what = "ethdev port " + std::to_string(id);
     int rc = rte_eth_dev_configure(id, 1, 1, &conf);
     if (rc < 0) fail(what + " configure", rc);
+    if (opt.backend == PortBackend::kPci && opt.pci_mtu_bytes != 0) {
+      // A limit below it is refused with the port's details after start (check_pci_ports).
+      rte_eth_dev_info info{};
+      if (rte_eth_dev_info_get(id, &info) == 0 && info.max_mtu >= opt.pci_mtu_bytes) {
+        rc = rte_eth_dev_set_mtu(id, static_cast<uint16_t>(opt.pci_mtu_bytes));
+        if (rc < 0) fail(what + " MTU " + std::to_string(opt.pci_mtu_bytes), rc);
+      }
+    }
     uint16_t rxd = static_cast<uint16_t>(opt.ring_size), txd = static_cast<uint16_t>(opt.ring_size);
     rte_eth_dev_adjust_nb_rx_tx_desc(id, &rxd, &txd);
     rc = rte_eth_rx_queue_setup(id, 0, rxd, rte_eth_dev_socket_id(id), nullptr, pool_->get());
@@ -260,6 +274,9 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
     if (rc < 0) fail(what + " start", rc);
     rte_eth_promiscuous_enable(id);  // not every PMD supports it; harmless if not
   }
+  link_rate_bps_.clear();
+  for (const auto& l : topo.links()) link_rate_bps_.push_back(l.rate_bps);
+  if (opt.backend == PortBackend::kPci) check_pci_ports(topo, links, opt);
   tsc_hz_ = rte_get_tsc_hz();
   // 1e9 * 2^32 < 2^63, so the quotient fits; the relative error is below 2^-32 * tsc_hz.
   ns_per_tsc_q32_ = static_cast<uint64_t>((static_cast<unsigned __int128>(kNsPerSec) << 32) / tsc_hz_);
@@ -269,6 +286,81 @@ RealtimeEngine::RealtimeEngine(const Topology& topo, const std::vector<LinkOptio
 }
 
 RealtimeEngine::~RealtimeEngine() {
+  close_ports();
+}  // pool_ goes after, once no port holds its mbufs
+
+std::string set_hardware_pfc(uint16_t port_id, const RealtimeOptions& opt) {
+  rte_eth_fc_conf fc{};
+  (void)rte_eth_dev_flow_ctrl_get(port_id, &fc);  // the PMD's water marks, if it has any
+  std::string prios;
+  for (uint8_t prio = 0; prio < 8; ++prio) {
+    if ((opt.pfc_priorities & (1u << prio)) == 0) continue;
+    rte_eth_pfc_conf pfc{};
+    pfc.fc = fc;
+    pfc.fc.mode = RTE_ETH_FC_FULL;
+    pfc.fc.pause_time = opt.pfc_pause_quanta;
+    pfc.fc.send_xon = 1;
+    pfc.priority = prio;
+    const int rc = rte_eth_dev_priority_flow_ctrl_set(port_id, &pfc);
+    if (rc != 0)
+      return "software (hardware PFC on priority " + std::to_string(prio) +
+             " refused by the PMD: " + rte_strerror(-rc) + ")";
+    prios += (prios.empty() ? "" : ",") + std::to_string(prio);
+  }
+  if (prios.empty()) return "software (no lossless priority)";
+  return "hardware (priorities " + prios + ")";
+}
+
+void RealtimeEngine::check_pci_ports(const Topology& topo, const std::vector<LinkOptions>& links,
+                                     const RealtimeOptions& opt) {
+  // Link comes up some time after start (autonegotiation: up to seconds on real NICs).
+  const uint64_t hz = rte_get_tsc_hz();
+  const uint64_t deadline =
+      rte_rdtsc() +
+      static_cast<uint64_t>(static_cast<double>(opt.link_wait_ns) / 1e9 * static_cast<double>(hz));
+  for (;;) {
+    bool all_up = true;
+    for (uint32_t i = 0; i < ports_.size(); ++i) {
+      if (pci_dev_[i].empty()) continue;
+      rte_eth_link link{};
+      all_up = all_up && rte_eth_link_get_nowait(ports_[i].ethdev, &link) == 0 &&
+               link.link_status == RTE_ETH_LINK_UP;
+    }
+    if (all_up || rte_rdtsc() >= deadline) break;
+    rte_delay_us_sleep(100 * 1000);
+  }
+  std::string refused;
+  std::vector<uint64_t> reported(topo.links().size(), 0);  // lowest rate of a link's ends
+  for (uint32_t i = 0; i < ports_.size(); ++i) {
+    if (pci_dev_[i].empty()) continue;
+    const Port& p = ports_[i];
+    const uint32_t li = topo.node(p.node).ports[p.index].link;
+    const bool from_port = li < links.size() && links[li].rate_from_port;
+    PortInfo info = query_port_info(p.ethdev, pci_dev_[i]);
+    info.pfc = opt.hardware_pfc ? set_hardware_pfc(p.ethdev, opt) : "software";
+    spdlog::info("{}", describe_port(info));
+    if (const std::string why = check_port(info, opt.pci_mtu_bytes, from_port); !why.empty())
+      refused += (refused.empty() ? "" : "; ") + why;
+    const uint64_t r = port_rate_bps(info);
+    if (r != 0 && (reported[li] == 0 || r < reported[li])) reported[li] = r;
+    pci_info_.push_back(std::move(info));
+  }
+  if (!refused.empty()) {
+    close_ports();
+    ports_.clear();
+    rings_.clear();
+    throw std::runtime_error("real-time engine refuses to run: " + refused);
+  }
+  for (uint32_t li = 0; li < topo.links().size(); ++li) {
+    if (li >= links.size() || !links[li].rate_from_port || reported[li] == 0) continue;
+    link_rate_bps_[li] = reported[li];
+    const auto& l = topo.links()[li];
+    ports_[port_base_[l.a.node] + l.a.port].rate_bps = reported[li];
+    ports_[port_base_[l.b.node] + l.b.port].rate_bps = reported[li];
+  }
+}
+
+void RealtimeEngine::close_ports() noexcept {
   rte_mbuf* pkts[kBurst];
   for (auto& p : ports_) {
     if (external_[p.node]) continue;
@@ -286,7 +378,6 @@ RealtimeEngine::~RealtimeEngine() {
     while (rte_ring_dequeue(r, &obj) == 0) rte_pktmbuf_free(static_cast<rte_mbuf*>(obj));
     rte_ring_free(r);
   }
-  // pool_ goes after this body, once no port holds its mbufs.
 }
 
 void RealtimeEngine::attach(uint32_t index, Node* node) {

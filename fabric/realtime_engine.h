@@ -38,6 +38,7 @@
 #include "common/node.h"
 #include "fabric/engine_types.h"
 #include "fabric/idle_backoff.h"
+#include "fabric/port_info.h"
 #include "fabric/topology_config.h"
 
 struct rte_mempool;
@@ -79,6 +80,17 @@ struct RealtimeOptions {
   /// its next timer/wire event, at most this long. 0 = pure busy polling (the default).
   TimeNs idle_sleep_ns = 0;
   AfPacketRing af_packet;  // backend af_packet only
+  // Backend pci only (docs/hardware.md): every PCI port is given this Ethernet MTU
+  // (eth_mtu_for_ib_mtu of [nic] mtu_bytes) and refused if its limit is lower; 0 = the
+  // port's own MTU, unchecked.
+  uint32_t pci_mtu_bytes = 0;
+  /// pci: ask each port's PMD for hardware PFC (rte_eth_dev_priority_flow_ctrl_set) on the
+  /// priorities of this mask (bit i = priority i), pausing for pfc_pause_quanta; a port whose
+  /// PMD refuses keeps the software PFC alone (PortInfo::pfc says which and why).
+  bool hardware_pfc = false;
+  uint8_t pfc_priorities = 0;
+  uint16_t pfc_pause_quanta = 0xffff;
+  TimeNs link_wait_ns = 10 * kNsPerSec;  // pci: how long a started port may take to get link
 };
 
 /// Empty if `opt` may run `topo` (external_nodes sized to the nodes, and only with a backend
@@ -119,6 +131,11 @@ class RunPool {
  private:
   rte_mempool* pool_ = nullptr;
 };
+
+/// Sets hardware PFC on ethdev `port_id` for the priorities of opt.pfc_priorities (the
+/// water marks the PMD reports for link flow control, rte_eth_dev_flow_ctrl_get). Returns
+/// PortInfo::pfc's text: "hardware (priorities ...)" or "software (<the PMD's reason>)".
+std::string set_hardware_pfc(uint16_t port_id, const RealtimeOptions& opt);
 
 /// Default kernel interface name of a link end: re<link>a / re<link>b.
 std::string default_iface(uint32_t link, bool end_b);
@@ -188,6 +205,12 @@ class RealtimeEngine {
   RealtimeStats stats() const noexcept;
   /// The ethdev port id of a node port. Throws std::invalid_argument for an external node.
   uint16_t ethdev_port(PortRef p) const;
+  /// Backend pci: what each PCI port of this process reported at start (in link order, a end
+  /// first), as printed then. Empty for the other backends.
+  const std::vector<PortInfo>& pci_ports() const noexcept { return pci_info_; }
+  /// The rate each link runs at (by link index): its rate_gbps, or for rate_gbps = "port"
+  /// the lower speed its PCI ends report.
+  const std::vector<uint64_t>& link_rates_bps() const noexcept { return link_rate_bps_; }
 
  private:
   struct alignas(64) Port {
@@ -230,6 +253,13 @@ class RealtimeEngine {
   /// The nodes of the calling lcore; throws std::logic_error if any is not attached.
   void check_attached() const;
   static int worker_main(void* arg);
+  /// Frees what the started ports hold, stops and closes them, frees the rings.
+  void close_ports() noexcept;
+  /// Backend pci, after start: waits for link, reads and prints every PCI port, sets
+  /// hardware PFC if asked, applies rate_gbps = "port"; throws (closing the ports) with the
+  /// reason a port is refused.
+  void check_pci_ports(const Topology& topo, const std::vector<LinkOptions>& links,
+                       const RealtimeOptions& opt);
 
   std::vector<Node*> nodes_;
   std::vector<uint32_t> port_base_;
@@ -238,6 +268,9 @@ class RealtimeEngine {
   std::vector<Periodic> periodic_;
   std::vector<uint32_t> node_lcore_;
   std::vector<bool> external_;  // per node
+  std::vector<std::string> pci_dev_;  // per port: its PCI address (backend pci), else ""
+  std::vector<PortInfo> pci_info_;
+  std::vector<uint64_t> link_rate_bps_;  // per link
   std::unique_ptr<RunPool> pool_;  // freed after the ports are closed (destructor body)
   uint64_t tsc0_ = 0;
   TimeNs wall0_ns_ = 0;  // CLOCK_REALTIME when tsc0_ was read

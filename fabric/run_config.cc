@@ -126,7 +126,60 @@ void read_agent(ConfigReader& g, const std::string& source, const Topology& t, A
   g.finish();
 }
 
+void check_switch_buffers(const RunConfig& cfg, ConfigErrors& errors) {
+  const Topology& t = cfg.topology.topology;
+  for (uint32_t n : t.switches()) {
+    if (auto why = sw::shared_buffer_config(cfg.switch_params, t, n).validate(); !why.empty())
+      errors.add("switch.buffer_mb", std::to_string(cfg.switch_params.buffer_bytes >> 20),
+                 "switch " + t.node(n).name + ": " + why);
+  }
+}
+
 }  // namespace
+
+RealtimeOptions realtime_options(const RunConfig& cfg) {
+  RealtimeOptions o;
+  o.backend = cfg.testbed.backend;
+  o.pool_mbufs = cfg.testbed.pool_mbufs;
+  o.idle_sleep_ns = cfg.testbed.idle_sleep_ns;
+  if (o.backend == PortBackend::kPci) {
+    o.pci_mtu_bytes = eth_mtu_for_ib_mtu(cfg.nic_params.mtu_bytes);
+    o.hardware_pfc = cfg.testbed.hardware_pfc;
+    o.pfc_priorities = cfg.switch_params.pfc ? cfg.switch_params.lossless_mask() : 0;
+    o.pfc_pause_quanta = cfg.switch_params.pause_quanta;
+  }
+  return o;
+}
+
+std::string check_rate_from_port(const RunConfig& cfg, bool realtime) {
+  for (uint32_t li = 0; li < cfg.topology.links.size(); ++li) {
+    if (!cfg.topology.links[li].rate_from_port) continue;
+    const std::string where = "topology link " + std::to_string(li) + ": rate_gbps = \"port\" ";
+    if (!realtime)
+      return where +
+             "takes the speed a PCI port reports, so it runs in real time only "
+             "(rocemu-testbed); give the rate in Gbps to run it in virtual time";
+    if (cfg.testbed.backend != PortBackend::kPci)
+      return where +
+             "takes the speed a PCI port reports: it needs [testbed] ports = \"pci\" "
+             "(not " +
+             backend_name(cfg.testbed.backend) + ")";
+  }
+  return {};
+}
+
+RunConfig with_link_rates(const RunConfig& cfg, const std::vector<uint64_t>& link_rate_bps) {
+  RunConfig out = cfg;
+  auto& links = out.topology.topology.mutable_links();
+  if (link_rate_bps.size() != links.size())
+    throw std::invalid_argument("with_link_rates: " + std::to_string(link_rate_bps.size()) +
+                                " rates for " + std::to_string(links.size()) + " links");
+  for (size_t i = 0; i < links.size(); ++i) links[i].rate_bps = link_rate_bps[i];
+  ConfigErrors errors;
+  check_switch_buffers(out, errors);
+  if (!errors.empty()) throw ConfigError(errors.format(cfg.source + " (with the ports' rates)"));
+  return out;
+}
 
 void apply_agent_flags(RunConfig& cfg, const std::string& policy, const std::string& model,
                        int64_t interval_us, const std::string& profile) {
@@ -246,6 +299,7 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
         static_cast<uint32_t>(tb->integer("pool_mbufs", cfg.testbed.pool_mbufs, 1023, 1 << 22));
     cfg.testbed.idle_sleep_ns = tb->integer("idle_sleep_us", 0, 0, 10000) * kNsPerUs;
     cfg.testbed.eal_args = tb->string_array("eal_args", {});
+    cfg.testbed.hardware_pfc = tb->boolean("hardware_pfc", false);
     if (auto pl = tb->table("placement")) {
       for (uint32_t i = 0; i < t.nodes().size(); ++i) {
         const auto& name = t.node(i).name;
@@ -282,11 +336,7 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
   if (auto g = r.table("agent")) read_agent(*g, source, t, cfg.agent);
   // Every switch's buffer must hold its headroom and reserves: say so now, not when the
   // switch is built (in a testbed that is a log file nobody reads).
-  for (uint32_t n : t.switches()) {
-    if (auto why = sw::shared_buffer_config(cfg.switch_params, t, n).validate(); !why.empty())
-      errors.add("switch.buffer_mb", std::to_string(cfg.switch_params.buffer_bytes >> 20),
-                 "switch " + t.node(n).name + ": " + why);
-  }
+  check_switch_buffers(cfg, errors);
   // A workload run's main-lcore callback posts flows on every host (WorkloadFabric::pull)
   // and snapshots every switch (sample_queues): a node polled by another lcore would race.
   if (cfg.workload)

@@ -45,6 +45,9 @@ struct TestbedParams {
   TimeNs idle_sleep_ns = 0;  // idle_sleep_us: RealtimeOptions::idle_sleep_ns (0 = busy poll)
   std::vector<std::string> eal_args;       // before the command line's `-- ...`
   std::map<std::string, uint32_t> placement;  // node name -> lcore (default: the main lcore)
+  /// hardware_pfc: ports = "pci" asks each port's PMD for hardware PFC on the lossless
+  /// priorities (RealtimeOptions::hardware_pfc); software PFC where the PMD has none.
+  bool hardware_pfc = false;
 };
 
 struct CaptureParams {
@@ -111,6 +114,20 @@ struct RunConfig {
 /// `profile` (--agent-profile): the static policy's ECN profile file, as [agent] profile.
 void apply_agent_flags(RunConfig& cfg, const std::string& policy, const std::string& model,
                        int64_t interval_us, const std::string& profile = "");
+
+/// The real-time engine's options of a run: [testbed] ports, pool_mbufs, idle_sleep_us,
+/// hardware_pfc; for ports = "pci" the MTU [nic] mtu_bytes needs, and the lossless
+/// priorities and pause time of [switch] for hardware PFC. Lcore placement is the job's.
+RealtimeOptions realtime_options(const RunConfig& cfg);
+
+/// Empty if the links with rate_gbps = "port" can be run, else why not: they need the
+/// real-time engine (`realtime`) on ports = "pci". Pure.
+std::string check_rate_from_port(const RunConfig& cfg, bool realtime);
+
+/// A copy of `cfg` whose links run at `link_rate_bps` (one per link: what the real-time
+/// engine took from the ports, RealtimeEngine::link_rates_bps), with the load-time checks
+/// that depend on rates (switch buffer headroom) repeated. Throws ConfigError.
+RunConfig with_link_rates(const RunConfig& cfg, const std::vector<uint64_t>& link_rate_bps);
 
 /// Reads and validates `path`. Throws ConfigError listing every problem (with lines), or
 /// naming the file if it cannot be read or parsed.

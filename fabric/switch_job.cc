@@ -91,9 +91,7 @@ std::string switch_links_tsv(const std::vector<SwitchLinkRow>& rows) {
 
 SwitchRunResult run_switches_realtime(const RunConfig& cfg, const SwitchRunOptions& opt) {
   const Topology& t = cfg.topology.topology;
-  RealtimeOptions ro;
-  ro.backend = cfg.testbed.backend;
-  ro.pool_mbufs = cfg.testbed.pool_mbufs;
+  RealtimeOptions ro = realtime_options(cfg);
   ro.idle_sleep_ns = opt.idle_sleep_ns.value_or(cfg.testbed.idle_sleep_ns);
   ro.external_nodes.assign(t.nodes().size(), false);
   for (uint32_t h : t.hosts()) ro.external_nodes[h] = true;
@@ -104,9 +102,11 @@ SwitchRunResult run_switches_realtime(const RunConfig& cfg, const SwitchRunOptio
         ro.node_lcore[static_cast<size_t>(t.find(name))] = lc;
   }
   RealtimeEngine e(t, cfg.topology.links, ro);
+  // rate_gbps = "port": the switches are built with the rates the ports reported.
+  const RunConfig run = with_link_rates(cfg, e.link_rates_bps());
   SwitchRunResult r;
   {
-    auto switches = build_switches(cfg, e.pool());
+    auto switches = build_switches(run, e.pool());
     std::vector<const sw::SoftSwitch*> view;
     for (uint32_t i = 0; i < switches.size(); ++i) {
       view.push_back(switches[i].get());

@@ -59,11 +59,17 @@ Topology read_explicit(ConfigReader& top, std::vector<LinkOptions>& opts,
   for (auto& l : links) {
     const std::string a = l.required_string("a");
     const std::string b = l.required_string("b");
-    const uint64_t rate_bps =
-        gbps_to_bps(l.required_number("rate_gbps", kMinRateGbps, kMaxRateGbps));
+    LinkOptions o;
+    uint64_t rate_bps = kPortRateProvisionalBps;
+    if (l.is_string("rate_gbps")) {  // "port": the PCI ports' reported speed, at start
+      o.rate_from_port = l.string("rate_gbps", "") == "port";
+      if (!o.rate_from_port)
+        l.error("rate_gbps", "a rate in Gbps, or \"port\" (the speed the PCI port reports)");
+    } else {
+      rate_bps = gbps_to_bps(l.required_number("rate_gbps", kMinRateGbps, kMaxRateGbps));
+    }
     const TimeNs delay_ns = l.integer("delay_ns", kNsPerUs, 0, kMaxDelayNs);
     const bool up = l.boolean("up", true);
-    LinkOptions o;
     o.impairment = read_impairment(l, def_imp);
     o.a_dev = l.string("a_dev", "");
     o.b_dev = l.string("b_dev", "");

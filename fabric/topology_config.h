@@ -30,7 +30,14 @@ struct LinkOptions {
   LinkImpairment impairment;
   std::string a_dev;  // real-time engine: device of the `a` end (iface, memif socket, PCI addr)
   std::string b_dev;
+  /// rate_gbps = "port": the real-time engine takes the rate from the speed the link's PCI
+  /// ports report (rte_eth_link_get) at start; until then the link has kPortRateProvisionalBps.
+  bool rate_from_port = false;
 };
+
+/// The rate of a rate_gbps = "port" link until its ports report theirs (load-time checks,
+/// such as the switch buffer's headroom, use it and are repeated with the reported rate).
+inline constexpr uint64_t kPortRateProvisionalBps = 100'000'000'000ull;
 
 struct TopologySpec {
   Topology topology;

@@ -101,11 +101,7 @@ WorkloadResult run_workload_virtual(const RunConfig& cfg, const WorkloadRunOptio
 WorkloadResult run_workload_realtime(const RunConfig& cfg, const WorkloadRunOptions& opt) {
   if (!cfg.workload)
     throw std::invalid_argument("run_workload_realtime: the run has no [workload]");
-  const workload::WorkloadConfig wcfg = make_workload_config_of(cfg);
-  RealtimeOptions ro;
-  ro.backend = cfg.testbed.backend;
-  ro.pool_mbufs = cfg.testbed.pool_mbufs;
-  ro.idle_sleep_ns = cfg.testbed.idle_sleep_ns;
+  RealtimeOptions ro = realtime_options(cfg);
   const Topology& t = cfg.topology.topology;
   if (!cfg.testbed.placement.empty()) {
     ro.node_lcore.assign(t.nodes().size(), rte_get_main_lcore());
@@ -113,9 +109,12 @@ WorkloadResult run_workload_realtime(const RunConfig& cfg, const WorkloadRunOpti
       ro.node_lcore[static_cast<size_t>(t.find(name))] = lc;
   }
   RealtimeEngine e(t, cfg.topology.links, ro);
+  // rate_gbps = "port": the nodes are built with the rates the ports reported.
+  const RunConfig run = with_link_rates(cfg, e.link_rates_bps());
+  const workload::WorkloadConfig wcfg = make_workload_config_of(run);  // loads use host rates
   WorkloadResult r;
   {
-    WorkloadFabric f(cfg, wcfg, e.pool(), cfg.workload_qps_per_pair);
+    WorkloadFabric f(run, wcfg, e.pool(), cfg.workload_qps_per_pair);
     ProgressPrinter progress(wcfg.params, cfg.testbed.time_limit_ns, opt);
     for (uint32_t i = 0; i < f.num_nodes(); ++i) e.attach(i, f.node(i));
     e.every(opt.queue_sample_ns, [&](TimeNs now) {
@@ -133,6 +132,7 @@ WorkloadResult run_workload_realtime(const RunConfig& cfg, const WorkloadRunOpti
     taps.end();
     r = f.result("realtime", end);
     r.link_hops = total_tx_packets(t, e);
+    for (const auto& p : e.pci_ports()) r.pci_ports.push_back(describe_port(p));
     r.agent = taps.agent_stats();
     r.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                     std::chrono::steady_clock::now() - wall0)

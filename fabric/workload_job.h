@@ -74,6 +74,7 @@ struct WorkloadResult {
   bool qp_per_flow = false;      // [workload] qp_per_flow: then in metrics.csv as well:
   uint64_t qps_connected = 0;    // QP pairs connected (one per flow that got one)
   uint64_t qps_live_at_end = 0;  // QPs not destroyed when the run ended (0 if all finished)
+  std::vector<std::string> pci_ports;  // ports = "pci": describe_port() of each (stdout only)
   // Not written to result files (not reproducible):
   int64_t wall_ns = 0;
   uint64_t events = 0;  // virtual engine events

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "fabric/port_info.h"
 #include "fabric/run_cost.h"
 #include "fabric/workload_job.h"
 #include "nic/roce_host.h"
@@ -116,6 +117,7 @@ std::string workload_text(const WorkloadResult& r) {
                 static_cast<unsigned long long>(r.pfc.nic_pauses_received),
                 static_cast<double>(r.pfc.nic_paused_ns) / 1e6);
   s += line;
+  s += pci_ports_text(r.pci_ports);
   if (r.pfc.switch_storms + r.pfc.nic_storms > 0) {
     std::snprintf(line, sizeof line, "  PFC watchdog: %llu storms on switch ports, %llu on NICs\n",
                   static_cast<unsigned long long>(r.pfc.switch_storms),

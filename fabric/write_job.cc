@@ -273,10 +273,7 @@ JobResult run_write_job_virtual(const RunConfig& cfg, const std::string& out_dir
 }
 
 JobResult run_write_job_realtime(const RunConfig& cfg, const std::string& out_dir) {
-  RealtimeOptions opt;
-  opt.backend = cfg.testbed.backend;
-  opt.pool_mbufs = cfg.testbed.pool_mbufs;
-  opt.idle_sleep_ns = cfg.testbed.idle_sleep_ns;
+  RealtimeOptions opt = realtime_options(cfg);
   const Topology& t = cfg.topology.topology;
   if (!cfg.testbed.placement.empty()) {
     opt.node_lcore.assign(t.nodes().size(), rte_get_main_lcore());
@@ -284,9 +281,11 @@ JobResult run_write_job_realtime(const RunConfig& cfg, const std::string& out_di
       opt.node_lcore[static_cast<size_t>(t.find(name))] = lc;
   }
   RealtimeEngine e(t, cfg.topology.links, opt);
+  // rate_gbps = "port": the nodes are built with the rates the ports reported.
+  const RunConfig run = with_link_rates(cfg, e.link_rates_bps());
   JobResult r;
   {
-    Fabric f(cfg, e.pool());
+    Fabric f(run, e.pool());
     for (uint32_t i = 0; i < f.num_nodes(); ++i) e.attach(i, f.node(i));
     e.every(kRealtimePollNs, [&](TimeNs now) {
       if (f.step(now)) e.stop();
@@ -304,6 +303,7 @@ JobResult run_write_job_realtime(const RunConfig& cfg, const std::string& out_di
     const AgentStats agent_stats = r.agent;
     r = f.result("realtime", end, [&](PortRef p) -> const WireCounters& { return e.counters(p); });
     r.agent = agent_stats;
+    for (const auto& p : e.pci_ports()) r.pci_ports.push_back(describe_port(p));
     r.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                     std::chrono::steady_clock::now() - wall0)
                     .count();

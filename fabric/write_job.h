@@ -55,6 +55,7 @@ struct JobResult {
   std::string failure;
   std::vector<PortSummary> ports;
   AgentStats agent;  // [agent] (summary.json: policy and counts; step times on stdout only)
+  std::vector<std::string> pci_ports;  // ports = "pci": describe_port() of each (stdout only)
   // Not written to result files (not reproducible):
   int64_t wall_ns = 0;
   int64_t cpu_ns = 0;   // CPU time of the thread that ran the engine (main lcore)

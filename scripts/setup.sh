@@ -18,6 +18,8 @@ PACKAGES=(
   tshark python3-scapy python3-matplotlib iproute2 procps
   # interop suite: a QEMU guest running Linux rdma_rxe (scripts/interop/build_guest.sh)
   qemu-system-x86 debootstrap cpio busybox-static util-linux
+  # hardware NIC runs (scripts/hw/): dpdk-devbind.py (in dpdk) reads lspci; modprobe
+  pciutils kmod
 )
 
 SUDO=""

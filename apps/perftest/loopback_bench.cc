@@ -41,6 +41,7 @@ LoopbackBench::LoopbackBench(const PerftestOptions& opt, uint32_t max_size_bytes
   eo.program = opt.tool;
   eo.user_args = opt.eal_args;
   if (eo.user_args.empty()) eo.user_args = {"--log-level", "lib.eal:error"};
+  eo.pci_devices = opt.pci;  // --pci: allow-listed, both ends of the wire
   fabric::eal_start(eo);
 
   Topology topo;
@@ -50,7 +51,16 @@ LoopbackBench::LoopbackBench(const PerftestOptions& opt, uint32_t max_size_bytes
   fabric::RealtimeOptions ro;
   ro.pool_mbufs = 8191;
   ro.mbuf_data_bytes = opt.mtu_bytes + 512;
-  engine_ = std::make_unique<fabric::RealtimeEngine>(topo, std::vector<fabric::LinkOptions>{}, ro);
+  std::vector<fabric::LinkOptions> links(1);
+  if (!opt.pci.empty()) {  // the wire is a cable between two PCI ports (docs/hardware.md)
+    ro.backend = fabric::PortBackend::kPci;
+    ro.pci_mtu_bytes = fabric::eth_mtu_for_ib_mtu(opt.mtu_bytes);
+    links[0].a_dev = opt.pci[0];
+    links[0].b_dev = opt.pci[1];
+    links[0].rate_from_port = !opt.link_gbps_set;
+  }
+  engine_ = std::make_unique<fabric::RealtimeEngine>(topo, links, ro);
+  topo.mutable_links()[0].rate_bps = engine_->link_rates_bps()[0];  // the hosts' PFC timing
 
   nic::NicParams np;
   np.mtu_bytes = opt.mtu_bytes;

@@ -34,7 +34,10 @@ void print_banner(const PerftestOptions& o) {
   std::printf("%s", kResultLine);
   std::printf("                    %s %s Test\n", verb_title(o).c_str(),
               o.metric == Metric::kBandwidth ? "BW" : "Latency");
-  if (o.loopback) {
+  if (o.loopback && !o.pci.empty()) {
+    std::printf(" Dual-port       : OFF\t\tDevice         : rocemu (loopback, PCI %s <-> %s)\n",
+                o.pci[0].c_str(), o.pci[1].c_str());
+  } else if (o.loopback) {
     std::printf(" Dual-port       : OFF\t\tDevice         : rocemu (loopback, net_ring)\n");
   } else {
     std::printf(" Dual-port       : OFF\t\tDevice         : rocemu (af_packet on %s)\n",
@@ -46,7 +49,12 @@ void print_banner(const PerftestOptions& o) {
   if (o.verb == Verb::kSend) std::printf(" RX depth        : %u\n", o.rx_depth);
   std::printf(" Mtu             : %u[B]\n", o.mtu_bytes);
   std::printf(" Link type       : Ethernet\n");
-  if (o.loopback) std::printf(" Wire            : net_ring, %.1f Gb/s emulated\n", o.link_gbps);
+  if (o.loopback && !o.pci.empty() && !o.link_gbps_set)
+    std::printf(" Wire            : PCI ports, at the speed they report\n");
+  else if (o.loopback && !o.pci.empty())
+    std::printf(" Wire            : PCI ports, %.1f Gb/s emulated\n", o.link_gbps);
+  else if (o.loopback)
+    std::printf(" Wire            : net_ring, %.1f Gb/s emulated\n", o.link_gbps);
   std::printf("%s", kResultLine);
 }
 

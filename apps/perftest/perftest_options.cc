@@ -86,6 +86,9 @@ std::string perftest_usage(const std::string& tool) {
          "      --out_json[=<file>]    also write the results as JSON (default perftest_out.json)\n"
          "      --loopback             server and client endpoints in one process (net_ring)\n"
          "      --link_gbps=<rate>     rate of the emulated loopback wire (default 100)\n"
+         "      --pci=<A>,<B>          loopback on two cabled PCI ports (client on A, server on\n"
+         "                             B; rate: the ports' speed unless --link_gbps; "
+         "docs/hardware.md)\n"
          "  -d, --ib-dev=<iface>       network mode: kernel interface of the af_packet port\n"
          "      --connect_timeout=<s>  client: wait this long for the server (default 10)\n"
          "      --server_wait=<s>      server: wait this long for a client (default 3600)\n"
@@ -144,6 +147,7 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
                                                      {"--server_wait", 'w'},
                                                      {"--roce_ip", 'R'},
                                                      {"--idle_sleep_us", 'I'},
+                                                     {"--pci", 'P'},
                                                      {"-u", 'u'},
                                                      {"--qp-timeout", 'u'},
                                                      {"-A", 'A'},
@@ -307,6 +311,16 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
           if (value.empty() || *end != '\0' || !(g > 0.0 && g <= 400.0))
             return bad("--link_gbps=" + value + ": (0, 400]");
           o.link_gbps = g;
+          o.link_gbps_set = true;
+          break;
+        }
+        case 'P': {
+          const auto comma = value.find(',');
+          if (comma == std::string::npos || comma == 0 || comma + 1 == value.size() ||
+              value.find(',', comma + 1) != std::string::npos)
+            return bad("--pci=" + value + ": two PCI addresses, A,B");
+          o.pci = {value.substr(0, comma), value.substr(comma + 1)};
+          if (o.pci[0] == o.pci[1]) return bad("--pci=" + value + ": two different ports");
           break;
         }
         default:
@@ -324,6 +338,7 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
   if (duration_set && iters_set) return bad("-D and -n exclude each other");
   if (o.run_infinitely && !duration_set) o.duration_s = 5;
   if (o.bidirectional && lat) return bad("-b is for bandwidth tests");
+  if (!o.pci.empty() && !o.loopback) return bad("--pci is for --loopback");
   if (o.loopback && !o.server_name.empty()) return bad("--loopback takes no server name");
   if (!o.loopback && o.iface.empty())
     return bad("give --loopback, or -d <interface> for a server or client on a DPDK port");

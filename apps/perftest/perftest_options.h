@@ -9,7 +9,8 @@
 // type (the atomic tools); rocemu adds --loopback (server and
 // client endpoints in one process over a net_ring wire), --link_gbps, -d <iface> (the kernel
 // interface a server or client runs its af_packet port on), --roce_ip (the RoCE address when
-// the interface has none of its own), --connect_timeout, --server_wait. EAL arguments follow
+// the interface has none of its own), --connect_timeout, --server_wait, --pci=A,B (the
+// loopback pair on two cabled PCI ports instead of a net_ring wire). EAL arguments follow
 // `--`. Defaults as perftest: -s 65536 for bandwidth, 2 for latency; -n 5000 for bandwidth,
 // 1000 for latency; -t 128 (bw) / 1 (lat); -r 512. The atomic tools take -A CMP_AND_SWAP |
 // FETCH_AND_ADD (default FETCH_AND_ADD); their size is 8 bytes and cannot be changed (-s other
@@ -55,6 +56,8 @@ struct PerftestOptions {
   std::string out_json;  // empty: no JSON; else the file written
   bool loopback = false;
   double link_gbps = 100.0;  // --link_gbps: the emulated wire of the loopback pair
+  bool link_gbps_set = false;    // given: with --pci, emulate it instead of the ports' speed
+  std::vector<std::string> pci;  // --pci=A,B: loopback on these two PCI ports (client on A)
   std::string server_name;   // client mode when set
   std::string iface;         // -d: kernel interface of the DPDK af_packet port (network mode)
   std::string roce_ip;  // --roce_ip: our RoCE address (default: the -d interface's IPv4)

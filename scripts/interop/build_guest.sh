@@ -128,9 +128,11 @@ if [ ! -f "$OUT/initrd/.done" ] || [ "$(cat "$OUT/initrd/.done")" != "${tools[*]
   echo "${tools[*]}" > "$I/.done"
 fi
 install -p -m 0755 "$HERE/guest_init.sh" "$OUT/initrd/init"
+install -p -m 0644 "$HERE/guest_fw_cfg.sh" "$OUT/initrd/guest_fw_cfg.sh"
 
 # 5. Pack (uncompressed: the kernel unpacks it faster than it could gunzip under TCG).
-if [ ! -f "$OUT/initrd.cpio" ] || [ "$OUT/initrd/init" -nt "$OUT/initrd.cpio" ] || [ "$OUT/initrd/.done" -nt "$OUT/initrd.cpio" ]; then
+if [ ! -f "$OUT/initrd.cpio" ] || [ "$OUT/initrd/init" -nt "$OUT/initrd.cpio" ] ||
+   [ "$OUT/initrd/guest_fw_cfg.sh" -nt "$OUT/initrd.cpio" ] || [ "$OUT/initrd/.done" -nt "$OUT/initrd.cpio" ]; then
   (cd "$OUT/initrd" && find . ! -name .done | LC_ALL=C sort | cpio -o -H newc --quiet) \
     > "$OUT/initrd.cpio.tmp"
   mv "$OUT/initrd.cpio.tmp" "$OUT/initrd.cpio"

@@ -10,8 +10,7 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /tmp
-say() { echo "ROCEMU-GUEST $*"; }
-finish() { say "EXIT $1"; sync; poweroff -f; }
+. /guest_fw_cfg.sh  # say, finish, run_fw_cfg_script
 
 ip_cidr=""
 for arg in $(cat /proc/cmdline); do
@@ -33,14 +32,4 @@ ip addr add "$ip_cidr" dev eth0
 rdma link add rxe0 type rxe netdev eth0 || { say "rdma link add failed"; finish 92; }
 say "UP rxe0 on eth0 $ip_cidr"
 
-fw=/sys/firmware/qemu_fw_cfg/by_name/opt/rxe
-i=0
-while [ ! -e "$fw/script/raw" ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done
-[ -e "$fw/script/raw" ] || { say "no fw_cfg opt/rxe/script"; finish 93; }
-for d in "$fw"/*; do
-  name="$(basename "$d")"
-  cp "$d/raw" "/tmp/$name" && chmod +x "/tmp/$name"
-done
-cd /tmp
-sh /tmp/script 2>&1
-finish $?
+run_fw_cfg_script sh

@@ -2,7 +2,10 @@
 # run_guest.sh — boot the rxe guest in a private network namespace next to a host-side peer.
 #
 # usage: run_guest.sh [--guest-dir DIR] [--timeout SEC] [--log FILE] [--file NAME=PATH]...
-#                     [--capture FILE.pcapng] --script GUEST_SCRIPT [-- HOST_COMMAND ARGS...]
+#                     [--capture FILE.pcapng] [--initrd FILE] [--memory MB] [--qemu-arg ARG]...
+#                     --script GUEST_SCRIPT [-- HOST_COMMAND ARGS...]
+# --initrd, --memory (default 768) and --qemu-arg (appended to QEMU's arguments, e.g. more
+# devices) are for other guests on the same kernel (the hardware test: scripts/hw/build_guest.sh).
 #
 # Layout (recipe: /work/shared/INTEROP.md "A userspace host program as the guest's peer"),
 # everything inside the namespace rocemu-interop-<pid>, deleted on exit (trap):
@@ -20,7 +23,7 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-GUEST_DIR="" SCRIPT="" TIMEOUT_S=120 LOG="" FILES=() CAPTURE=
+GUEST_DIR="" SCRIPT="" TIMEOUT_S=120 LOG="" FILES=() CAPTURE= INITRD="" MEMORY_MB=768 QEMU_EXTRA=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --guest-dir) GUEST_DIR="$2"; shift 2 ;;
@@ -29,14 +32,18 @@ while [ $# -gt 0 ]; do
     --log) LOG="$2"; shift 2 ;;
     --file) FILES+=("$2"); shift 2 ;;
     --capture) CAPTURE="$2"; shift 2 ;;
+    --initrd) INITRD="$2"; shift 2 ;;
+    --memory) MEMORY_MB="$2"; shift 2 ;;
+    --qemu-arg) QEMU_EXTRA+=("$2"); shift 2 ;;
     --) shift; break ;;
     *) echo "run_guest: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
 [ -n "$SCRIPT" ] && [ -f "$SCRIPT" ] || { echo "run_guest: --script FILE is required" >&2; exit 2; }
 [ -n "$GUEST_DIR" ] || GUEST_DIR="$HERE/../../build/interop-guest"
-for f in vmlinux initrd.cpio; do
-  [ -f "$GUEST_DIR/$f" ] || { echo "run_guest: $GUEST_DIR/$f missing: run build_guest.sh" >&2; exit 2; }
+[ -n "$INITRD" ] || INITRD="$GUEST_DIR/initrd.cpio"
+for f in "$GUEST_DIR/vmlinux" "$INITRD"; do
+  [ -f "$f" ] || { echo "run_guest: $f missing: run build_guest.sh" >&2; exit 2; }
 done
 [ "$(id -u)" -eq 0 ] || { echo "run_guest: must run as root (netns, tap)" >&2; exit 2; }
 
@@ -93,12 +100,12 @@ KOPTS="console=ttyS0 quiet panic=-1 mitigations=off nokaslr i8042.noaux i8042.no
 i8042.nopnp i8042.dumbkbd 8250.nr_uarts=1 tsc=reliable no_timer_check cryptomgr.notests \
 rocemu_ip=$ROCEMU_GUEST_IP/24"
 ip netns exec "$NS" timeout -k 5 "$TIMEOUT_S" qemu-system-x86_64 \
-  -accel tcg,thread=single -cpu max -smp 1 -m 768 -display none -no-reboot -nodefaults \
+  -accel tcg,thread=single -cpu max -smp 1 -m "$MEMORY_MB" -display none -no-reboot -nodefaults \
   -serial "file:$LOG" -monitor none \
-  -kernel "$GUEST_DIR/vmlinux" -initrd "$GUEST_DIR/initrd.cpio" -append "$KOPTS" \
+  -kernel "$GUEST_DIR/vmlinux" -initrd "$INITRD" -append "$KOPTS" \
   -netdev tap,id=n0,ifname=tap0,script=no,downscript=no \
   -device virtio-net-pci,netdev=n0,romfile=,mac=52:54:00:77:00:10 \
-  "${fwcfg[@]}" &
+  "${fwcfg[@]}" "${QEMU_EXTRA[@]+"${QEMU_EXTRA[@]}"}" &
 QEMU_PID=$!
 
 host_rc=0

@@ -159,6 +159,27 @@ TEST(PerftestOptions, BadValuesExitTwoNamingTheFlag) {
   EXPECT_EQ(parse("not_a_tool", {}).exit_code, 2);
 }
 
+TEST(PerftestOptions, PciGivesTheLoopbackPairTwoPortsAtTheirOwnRate) {
+  const auto o = parse("rocemu_write_bw", {"--loopback", "--pci=0000:00:04.0,0000:00:05.0"});
+  ASSERT_EQ(o.exit_code, -1) << o.message;
+  EXPECT_EQ(o.opt.pci, (std::vector<std::string>{"0000:00:04.0", "0000:00:05.0"}));
+  EXPECT_FALSE(o.opt.link_gbps_set);  // the wire runs at the ports' reported speed
+  const auto r =
+      parse("rocemu_write_bw", {"--loopback", "--pci", "04:00.0,04:00.1", "--link_gbps=5"});
+  ASSERT_EQ(r.exit_code, -1) << r.message;
+  EXPECT_TRUE(r.opt.link_gbps_set);
+  EXPECT_DOUBLE_EQ(r.opt.link_gbps, 5.0);
+  for (const char* bad :
+       {"--pci=0000:00:04.0", "--pci=a,", "--pci=,b", "--pci=a,b,c", "--pci=a,a"}) {
+    const auto e = parse("rocemu_write_bw", {"--loopback", bad});
+    EXPECT_EQ(e.exit_code, 2) << bad;
+    EXPECT_NE(e.message.find("--pci="), std::string::npos) << e.message;
+  }
+  const auto n = parse("rocemu_write_bw", {"-d", "eth0", "--pci=a,b"});
+  EXPECT_EQ(n.exit_code, 2);
+  EXPECT_NE(n.message.find("--pci is for --loopback"), std::string::npos) << n.message;
+}
+
 TEST(PerftestOptions, HelpExitsZero) {
   const auto o = parse("rocemu_read_bw", {"--help"});  // help wins over missing --loopback
   EXPECT_EQ(o.exit_code, 0);
