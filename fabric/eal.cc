@@ -1,6 +1,9 @@
 // eal.cc — EAL start with hugepage detection and the --no-huge fallback.
 #include "fabric/eal.h"
 
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_log.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,9 +11,6 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-
-#include <rte_eal.h>
-#include <rte_errno.h>
 // rte_vect.h of DPDK 22.11 declares its functions without C linkage guards.
 extern "C" {
 #include <rte_vect.h>
@@ -54,6 +54,9 @@ int try_init(std::vector<std::string> args) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // EAL's own lines (its default stream is stdout, plus syslog) go to stderr: stdout is a
+  // tool's output (perftest's tables), which scripts parse line by line.
+  rte_openlog_stream(stderr);
   return rte_eal_init(static_cast<int>(args.size()), argv.data());
 }
 }  // namespace

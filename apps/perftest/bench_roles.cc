@@ -104,6 +104,9 @@ void Side::connect(uint32_t q, const nic::QpInfo& peer, const PerftestOptions& o
   co.access = access_of(o);
   co.path_mtu = nic::mtu_enum(o.mtu_bytes);
   co.timeout = o.qp_timeout;  // -1: the host's default
+  // READ/atomic: the outstanding requests advertised (perftest's out_reads, 128).
+  if (reads_back(o.verb))
+    co.max_rd_atomic = static_cast<uint8_t>(std::min<uint32_t>(o.out_reads, 255));
   if (int rc = nic::connect_rc(*host, qpns[q], peer, co))
     throw std::runtime_error("connect_rc of QP " + std::to_string(q) + ": errno " +
                              std::to_string(rc));
@@ -124,6 +127,7 @@ void TestState::reset(const PerftestOptions& o, uint32_t size_bytes, TimeNs dura
     post_ns.reserve(n);
   } else {
     samples_us.reserve(duration != 0 ? (1u << 22) : o.iters);
+    srv_samples_us.reserve(duration != 0 ? (1u << 22) : o.iters);
   }
 }
 
@@ -203,8 +207,10 @@ void lat_write_step(Side& s, TestState& t, const PerftestOptions& o, TimeNs now,
   if (peer_more && s.recv_buf(0)[last] == static_cast<uint8_t>(seen + 1)) {
     ++seen;
     t.last_progress_ns = now;
-    if (client && posted > 0 && t.samples_us.size() < t.samples_us.capacity())
-      t.samples_us.push_back(static_cast<double>(now - t.sent_ns) * 0.5 / 1e3);
+    std::vector<double>& samples = client ? t.samples_us : t.srv_samples_us;
+    if (posted > 0 && samples.size() < samples.capacity())
+      samples.push_back(static_cast<double>(now - (client ? t.sent_ns : t.srv_sent_ns)) * 0.5 /
+                        1e3);
   }
   const bool more = counted ? posted < o.iters : now < t.start_ns + t.duration_ns;
   const bool may_post = client ? seen > posted : seen >= posted;
@@ -213,7 +219,7 @@ void lat_write_step(Side& s, TestState& t, const PerftestOptions& o, TimeNs now,
     if (int rc = post_one(s, 0, Verb::kWrite, t.size, 0))
       return t.fail("post_send: errno " + std::to_string(rc));
     ++posted;
-    if (client) t.sent_ns = now;
+    (client ? t.sent_ns : t.srv_sent_ns) = now;
   }
   // Done once our last mark is acknowledged (a process may exit right after).
   const bool finished = !more && completed == posted && (!counted || client || seen == o.iters);
@@ -272,9 +278,13 @@ void lat_server_step(Side& s, TestState& t, const PerftestOptions& o, TimeNs now
   if (o.verb == Verb::kSend) {
     int got = 0;
     repost_receives(s, t, got);
-    for (int i = 0; i < got && !t.failed; ++i)
+    for (int i = 0; i < got && !t.failed; ++i) {
       if (int rc = post_one(s, 0, o.verb, t.size, 0))
         t.fail("post_send: errno " + std::to_string(rc));
+      if (t.srv_sent_ns != kNever && t.srv_samples_us.size() < t.srv_samples_us.capacity())
+        t.srv_samples_us.push_back(static_cast<double>(now - t.srv_sent_ns) * 0.5 / 1e3);
+      t.srv_sent_ns = now;
+    }
   }
 }
 
@@ -286,7 +296,7 @@ void check_progress(TestState& t, TimeNs now) noexcept {
 BwRow bw_summary(const TestState& t, const PerftestOptions& o) {
   BwRow row;
   row.size_bytes = t.size;
-  row.iters = t.duration_ns != 0 ? t.messages : o.iters;
+  row.iters = t.duration_ns != 0 ? t.messages : o.iters * o.num_qps;  // perftest: n x q
   const double secs = static_cast<double>(t.last_completion_ns - t.first_post_ns) / 1e9;
   if (t.messages > 0 && secs > 0) {
     row.avg_bytes_per_s = static_cast<double>(t.messages) * t.size / secs;

@@ -75,8 +75,11 @@ struct TestState {
   uint8_t mark = 0;
   TimeNs sent_ns = 0;
   std::vector<double> samples_us;  // reserved up front
-  // latency server
+  // latency server: its own samples, as perftest's server measures them (WRITE: from its
+  // mark k to the client's k+1; SEND: between successive replies, halved)
   uint8_t echoed_mark = 0;
+  TimeNs srv_sent_ns = kNever;
+  std::vector<double> srv_samples_us;  // reserved up front
   // WRITE latency, both sides (perftest's run_iter_lat_write): marks posted and received;
   // the k-th WRITE carries (uint8_t)k in its last byte
   uint64_t marks_posted = 0, marks_seen = 0, marks_completed = 0;  // the client's

@@ -63,6 +63,8 @@ LoopbackBench::LoopbackBench(const PerftestOptions& opt, uint32_t max_size_bytes
   topo.mutable_links()[0].rate_bps = engine_->link_rates_bps()[0];  // the hosts' PFC timing
 
   nic::NicParams np;
+  // The responder's READ/atomic resources cover the requests the peer may have outstanding.
+  np.max_read_jobs = std::max(np.max_read_jobs, opt.out_reads);
   np.mtu_bytes = opt.mtu_bytes;
   np.max_qps = opt.num_qps + 1;
   const uint32_t half = std::max<uint32_t>(max_size_bytes, 4096);

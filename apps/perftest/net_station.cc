@@ -1,6 +1,7 @@
 // net_station.cc — the network mode's DPDK port and RoceHost (see net_station.h).
 #include "apps/perftest/net_station.h"
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -69,7 +70,7 @@ interop::EndpointAddress local_address(const PerftestOptions& o) {
 
 Station::Station(const PerftestOptions& o, const interop::EndpointAddress& me,
                  const interop::EndpointAddress& peer, uint32_t half)
-    : self(me) {
+    : self(me), out_reads(o.out_reads) {
   const bool big = o.mtu_bytes > 1024;
   if (const uint32_t need = o.mtu_bytes + kIfaceMtuOverheadBytes; iface_mtu(o.iface) < need)
     throw std::runtime_error("interface " + o.iface + " has MTU " +
@@ -92,6 +93,8 @@ Station::Station(const PerftestOptions& o, const interop::EndpointAddress& me,
   port.idle_sleep_ns = static_cast<TimeNs>(o.idle_sleep_us) * kNsPerUs;
   ep = std::make_unique<interop::Endpoint>(port, me, peer);
   nic::NicParams np;
+  // The responder's READ/atomic resources cover the requests the peer may have outstanding.
+  np.max_read_jobs = std::max(np.max_read_jobs, o.out_reads);
   np.mtu_bytes = o.mtu_bytes;
   np.max_qps = o.num_qps + 1;
   np.random_qpns = true;  // QPNs, like PSNs, not guessable from off the path
@@ -112,7 +115,7 @@ Station::~Station() {
 
 interop::PerftestKey Station::key(uint32_t q) const {
   interop::PerftestKey k;
-  k.out_reads = 16;  // nic::ConnectOptions::max_rd_atomic
+  k.out_reads = out_reads;  // what Side::connect gives max_rd_atomic
   k.qpn = side.qpns[q];
   k.psn = side.host->local_info(side.qpns[q]).psn;
   k.rkey = side.mr.rkey;

@@ -47,6 +47,7 @@ struct Station {
   std::unique_ptr<nic::RoceHost> host;
   Side side;
   interop::EndpointAddress self;
+  uint32_t out_reads = 1;  // advertised in our keys (perftest's out_reads)
 
   /// Starts EAL (once) and the port; `half` is the per-QP buffer half. Throws on failure.
   Station(const PerftestOptions& o, const interop::EndpointAddress& me,

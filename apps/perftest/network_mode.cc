@@ -35,6 +35,18 @@ using interop::TcpChannel;
 constexpr int kSetupTimeoutMs = 30000;
 constexpr char kDone[] = "done";  // sent with its NUL: 5 bytes
 
+AddressFields address_fields(const interop::PerftestKey& k) {
+  AddressFields a;
+  a.lid = k.lid;
+  a.qpn = k.qpn;
+  a.psn = k.psn;
+  a.out_reads = k.out_reads;
+  a.rkey = k.rkey;
+  a.vaddr = k.vaddr;
+  std::memcpy(a.gid, k.gid, sizeof a.gid);
+  return a;
+}
+
 interop::PerftestKey parse_key(const char* buf) {
   interop::PerftestKey k;
   if (!interop::parse_perftest_key(buf, interop::kPerftestKeyBytes, k))
@@ -61,6 +73,7 @@ class Session {
   TestState t_;
   bool lat_serving_ = false;  // latency server: answer pings while waiting on the channel
   bool count_rx_ = false;     // SEND receiver: record receive completions in t_
+  uint32_t srv_size_ = 0;     // latency server: the size whose row is still to be printed
   TimeNs prev_poll_ns_ = 0;   // SEND receiver: the poll before this one
 
   int wait_ms() const {
@@ -97,6 +110,9 @@ class Session {
   void report_bw(uint32_t size, const BwRow& row);
   bool check_data(uint32_t size);
   void close();
+  /// Latency server of WRITE or SEND: the table row of size srv_size_ from its own samples
+  /// (perftest's server measures and prints them too; READ and atomic servers print none).
+  void report_server_lat();
 };
 
 void Session::recv(void* p, size_t n, int timeout_ms) {
@@ -143,6 +159,10 @@ void Session::setup() {
   // The interface first: a server on one that does not exist must say so now, not after a
   // client connected (or the --server_wait hour passed).
   me_ = setup_step([&] { return local_address(o_); });
+  // perftest on a device it does not know (rxe, rocemu) disables inline data for READ and
+  // atomics with a rule on stdout (and "Device not recognized to implement inline feature"
+  // on stderr): the first line of its output.
+  if (reads_back(o_.verb)) std::printf("%s", kResultLine);
   if (client_) {
     const auto ip = parse_ipv4(o_.server_name);
     if (!ip) throw std::invalid_argument("server '" + o_.server_name + "' must be an IPv4 address");
@@ -156,8 +176,7 @@ void Session::setup() {
                                std::to_string(o_.connect_timeout_s) + " s (" + e.what() + ")");
     }
   } else {
-    std::printf(" Waiting for client to connect on TCP port %u (%s) ...\n", o_.tcp_port,
-                o_.iface.c_str());
+    std::printf("%s", waiting_banner().c_str());
     std::fflush(stdout);
     ch_ = std::make_unique<TcpChannel>(TcpChannel::accept_one(
         "0.0.0.0", o_.tcp_port, static_cast<int>(o_.server_wait_s) * 1000));
@@ -174,9 +193,11 @@ void Session::setup() {
   const uint32_t peer_mtu = mtu_from_message(their_mtu);
   if (peer_mtu == 0) throw std::runtime_error("side channel: malformed MTU message");
   if (peer_mtu < o_.mtu_bytes) {
-    std::printf(" Peer's MTU is %u: using it\n", peer_mtu);
+    std::fprintf(stderr, "%s: the peer's MTU is %u: using it\n", o_.tool.c_str(), peer_mtu);
     o_.mtu_bytes = peer_mtu;
   }
+  // perftest prints its preamble once the MTU is agreed (ctx_print_test_info).
+  std::printf("%s", test_info(o_, TestInfo{!client_, o_.iface}).c_str());
   // One key per QP each way; the server learns the client's address from the first.
   const uint32_t half = std::max<uint32_t>(sizes_.back(), 4096);
   std::vector<interop::PerftestKey> theirs;
@@ -208,6 +229,13 @@ void Session::setup() {
   st_->connect_all(theirs, o_);
   hand_shake(0, kSetupTimeoutMs);  // after RTR
   for (uint32_t q = 0; q < o_.num_qps; ++q) hand_shake(q, kSetupTimeoutMs);
+  // perftest's ctx_print_pingpong_data: every local QP, then every remote one, then a rule.
+  for (uint32_t q = 0; q < o_.num_qps; ++q)
+    std::printf("%s", address_lines(o_, false, address_fields(st_->key(q))).c_str());
+  for (uint32_t q = 0; q < o_.num_qps; ++q)
+    std::printf("%s", address_lines(o_, true, address_fields(theirs[q])).c_str());
+  std::printf("%s", kResultLine);
+  std::fflush(stdout);
 }
 
 void Session::run_bw_requester() {
@@ -251,7 +279,9 @@ void Session::run_size(uint32_t size, BwRow& last_row) {
     recv(theirs, sizeof theirs, wait_ms());
     parse_key(theirs);
     lat_serving_ = false;
+    report_server_lat();  // the previous size is over
     t_.reset(o_, size, duration_ns);
+    srv_size_ = size;
     std::memset(st_->side.recv_buf(0), 0, st_->side.half);
     send(interop::format_perftest_key(st_->key(0)).data(), sizeof theirs);
     if (o_.verb != Verb::kWrite || duration_ns != 0) {
@@ -264,6 +294,7 @@ void Session::run_size(uint32_t size, BwRow& last_row) {
       lat_server_step(st_->side, t_, o_, now);
       check_progress(t_, now);
     }
+    report_server_lat();
     return;
   }
   t_.reset(o_, size, duration_ns);
@@ -333,6 +364,18 @@ bool Session::check_data(uint32_t size) {
   return true;
 }
 
+void Session::report_server_lat() {
+  if (client_ || srv_size_ == 0 || o_.metric != Metric::kLatency || reads_back(o_.verb)) return;
+  LatResult r;
+  r.ok = !t_.failed;
+  r.error = t_.error;
+  // perftest prints -n as #iterations, or with -D the exchanges it counted.
+  r.iters = o_.duration_s > 0 ? t_.srv_samples_us.size() + 1 : o_.iters;
+  r.stats = latency_stats(t_.srv_samples_us);
+  on_result_(srv_size_, nullptr, &r);
+  srv_size_ = 0;
+}
+
 void Session::close() {
   hand_shake(0, wait_ms());
   send(kDone, sizeof kDone);
@@ -386,10 +429,8 @@ int Session::run() {
   // -D rocemu keeps the close, so neither side leaves while the other still writes.
   if (!(o_.metric == Metric::kLatency && o_.verb == Verb::kWrite && o_.duration_s == 0)) close();
   lat_serving_ = false;
+  report_server_lat();
   if (t_.failed) std::fprintf(stderr, "%s: %s\n", o_.tool.c_str(), t_.error.c_str());
-  if (!client_ && o_.metric == Metric::kLatency)
-    std::printf(" Served %zu message size(s) to %s\n", sizes_.size(),
-                ipv4_to_string(peer_.ipv4).c_str());
   return t_.failed || !data_ok ? 1 : 0;
 }
 }  // namespace

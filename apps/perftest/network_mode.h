@@ -31,7 +31,8 @@ namespace rocemu::perftest {
 
 /// Called once per message size with this side's table row (bandwidth or latency): the
 /// client's own; a SEND server's receive side; a WRITE/READ server's copy of the client's
-/// last row; with -b the sum of both directions. Latency servers report nothing.
+/// last row; with -b the sum of both directions; a WRITE/SEND latency server its own
+/// samples (READ/atomic latency servers report nothing, as perftest's print no table).
 using ResultFn = std::function<void(uint32_t size, const BwResult* bw, const LatResult* lat)>;
 
 /// Runs the server (opt.server_name empty) or the client. Returns 0, 1 (a test failed, the

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <stdexcept>
@@ -24,38 +25,23 @@ using namespace rocemu::perftest;
 namespace {
 std::atomic<bool> g_interrupted{false};
 
-std::string verb_title(const PerftestOptions& o) {
-  // perftest: testsStr[verb], then for atomics atomicTypesStr[atomicType].
-  if (o.verb == Verb::kAtomic) return std::string("Atomic ") + atomic_op_name(o.atomic_op);
-  return o.verb == Verb::kWrite ? "RDMA_Write" : o.verb == Verb::kRead ? "RDMA_Read" : "Send";
-}
-
-void print_banner(const PerftestOptions& o) {
-  std::printf("%s", kResultLine);
-  std::printf("                    %s %s Test\n", verb_title(o).c_str(),
-              o.metric == Metric::kBandwidth ? "BW" : "Latency");
-  if (o.loopback && !o.pci.empty()) {
-    std::printf(" Dual-port       : OFF\t\tDevice         : rocemu (loopback, PCI %s <-> %s)\n",
-                o.pci[0].c_str(), o.pci[1].c_str());
-  } else if (o.loopback) {
-    std::printf(" Dual-port       : OFF\t\tDevice         : rocemu (loopback, net_ring)\n");
-  } else {
-    std::printf(" Dual-port       : OFF\t\tDevice         : rocemu (af_packet on %s)\n",
-                o.iface.c_str());
-  }
-  std::printf(" Number of qps   : %u\t\tTransport type : IB\n", o.num_qps);
-  std::printf(" Connection type : RC\t\tUsing SRQ      : OFF\n");
-  std::printf(" TX depth        : %u\n", o.tx_depth);
-  if (o.verb == Verb::kSend) std::printf(" RX depth        : %u\n", o.rx_depth);
-  std::printf(" Mtu             : %u[B]\n", o.mtu_bytes);
-  std::printf(" Link type       : Ethernet\n");
-  if (o.loopback && !o.pci.empty() && !o.link_gbps_set)
-    std::printf(" Wire            : PCI ports, at the speed they report\n");
-  else if (o.loopback && !o.pci.empty())
-    std::printf(" Wire            : PCI ports, %.1f Gb/s emulated\n", o.link_gbps);
-  else if (o.loopback)
-    std::printf(" Wire            : net_ring, %.1f Gb/s emulated\n", o.link_gbps);
-  std::printf("%s", kResultLine);
+/// The loopback pair's preamble: perftest's (as its client prints it) with rocemu's device
+/// and, before the closing rule, the wire the pair runs over.
+void print_loopback_banner(const PerftestOptions& o) {
+  std::string device = "rocemu (loopback, net_ring)";
+  if (!o.pci.empty()) device = "rocemu (loopback, PCI " + o.pci[0] + " <-> " + o.pci[1] + ")";
+  std::string info = test_info(o, TestInfo{false, device});
+  info.resize(info.size() - std::strlen(kResultLine));
+  char wire[128];
+  if (!o.pci.empty() && !o.link_gbps_set)
+    std::snprintf(wire, sizeof wire, " Wire            : PCI ports, at the speed they report\n");
+  else if (!o.pci.empty())
+    std::snprintf(wire, sizeof wire, " Wire            : PCI ports, %.1f Gb/s emulated\n",
+                  o.link_gbps);
+  else
+    std::snprintf(wire, sizeof wire, " Wire            : net_ring, %.1f Gb/s emulated\n",
+                  o.link_gbps);
+  std::printf("%s%s%s", info.c_str(), wire, kResultLine);
 }
 
 std::string bw_json(const BwRow& r) {
@@ -105,9 +91,8 @@ struct Report {
     if (header_printed) return;
     header_printed = true;
     const bool bw = o.metric == Metric::kBandwidth;
-    // perftest does not measure a peak in duration mode (noPeak) and says so.
-    if (bw && o.duration_s > 0) std::printf(" WARNING: BW peak won't be measured in this run.\n");
-    std::printf("%s", bw ? bw_header(o.report_gbits).c_str() : lat_header().c_str());
+    std::printf("%s",
+                bw ? bw_header(o.report_gbits).c_str() : lat_header(o.duration_s > 0).c_str());
   }
   void add(uint32_t size, const BwResult* b, const LatResult* l) {
     header();
@@ -121,6 +106,14 @@ struct Report {
     if (b) {
       std::printf("%s", bw_row(b->row, o.report_gbits).c_str());
       json.push_back(bw_json(b->row));
+    } else if (o.duration_s > 0) {
+      // perftest's -D row: the mean and the exchanges per second (a WRITE/SEND sample is
+      // half a round trip, a READ/atomic one a whole one).
+      const double rtt_us = l->stats.avg_us * (reads_back(o.verb) ? 1 : 2);
+      std::printf(
+          "%s",
+          lat_duration_row(size, l->iters, l->stats.avg_us, rtt_us > 0 ? 1e6 / rtt_us : 0).c_str());
+      json.push_back(lat_json(size, l->iters, l->stats));
     } else {
       std::printf("%s", lat_row(size, l->iters, l->stats).c_str());
       json.push_back(lat_json(size, l->iters, l->stats));
@@ -152,7 +145,7 @@ int run_loopback(const PerftestOptions& o) {
     std::fprintf(stderr, "%s: setup failed: %s\n", o.tool.c_str(), e.what());
     return 3;
   }
-  print_banner(o);
+  print_loopback_banner(o);
   Report rep(o);
   rep.header();
   std::fflush(stdout);
@@ -189,8 +182,7 @@ int run_loopback(const PerftestOptions& o) {
 }
 
 int run_over_network(const PerftestOptions& o) {
-  print_banner(o);
-  Report rep(o);
+  Report rep(o);  // network mode prints perftest's preamble itself, once connected
   const int rc = run_network(
       o, [&](uint32_t size, const BwResult* b, const LatResult* l) { rep.add(size, b, l); });
   const int rc2 = rep.finish();

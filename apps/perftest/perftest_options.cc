@@ -1,6 +1,7 @@
 // perftest_options.cc — perftest's flags parsed into PerftestOptions (see the header).
 #include "apps/perftest/perftest_options.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -113,7 +114,7 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
   const bool lat = o.metric == Metric::kLatency;
   const bool atomic = o.verb == Verb::kAtomic;
   o.size_bytes = atomic ? kAtomicSizeBytes : lat ? 2 : 65536;
-  o.iters = lat ? 1000 : 5000;
+  o.iters = !lat && o.verb == Verb::kWrite ? 5000 : 1000;  // DEF_ITERS_WB, DEF_ITERS
   o.tx_depth = lat ? 1 : 128;
   bool size_set = false, iters_set = false, duration_set = false;
   auto bad = [&](const std::string& why) {
@@ -347,6 +348,21 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
   if (o.check_data && (o.loopback || lat || o.bidirectional || atomic))
     return bad("--check_data is for network-mode (-d) WRITE/READ/SEND bandwidth tests without -b");
   if (lat && o.tx_depth != 1) o.tx_depth = 1;  // ping-pong: one message in flight
+  // perftest's force_dependecies: a run of -n iterations never has more WRs (or SEND
+  // receives) outstanding than iterations; CQ moderation is 100, disabled (1) above 8 KiB
+  // unless -a, and at most the tx depth; READ and atomics advertise the device's 128
+  // outstanding requests (rxe's and rocemu's max_qp_rd_atom), the others 1.
+  if (o.duration_s == 0) {
+    o.tx_depth = static_cast<uint32_t>(std::min<uint64_t>(o.tx_depth, o.iters));
+    if (o.verb == Verb::kSend)
+      o.rx_depth = static_cast<uint32_t>(std::min<uint64_t>(o.rx_depth, o.iters));
+  }
+  // perftest's "WA for a bug when rx_depth is odd in SEND" (not with -a or --run_infinitely).
+  if (o.verb == Verb::kSend && o.rx_depth % 2 == 1 && !o.all_sizes && !o.run_infinitely)
+    ++o.rx_depth;
+  o.cq_mod = o.size_bytes > 8192 && !o.all_sizes ? 1 : 100;
+  o.cq_mod = std::min(o.cq_mod, o.tx_depth);
+  o.out_reads = reads_back(o.verb) ? 128 : 1;
   return out;
 }
 

@@ -11,10 +11,11 @@
 // interface a server or client runs its af_packet port on), --roce_ip (the RoCE address when
 // the interface has none of its own), --connect_timeout, --server_wait, --pci=A,B (the
 // loopback pair on two cabled PCI ports instead of a net_ring wire). EAL arguments follow
-// `--`. Defaults as perftest: -s 65536 for bandwidth, 2 for latency; -n 5000 for bandwidth,
-// 1000 for latency; -t 128 (bw) / 1 (lat); -r 512. The atomic tools take -A CMP_AND_SWAP |
-// FETCH_AND_ADD (default FETCH_AND_ADD); their size is 8 bytes and cannot be changed (-s other
-// than 8 and -a are refused, as perftest). Pure: no EAL, no I/O.
+// `--`. Defaults as perftest: -s 65536 for bandwidth, 2 for latency; -n 5000 for WRITE
+// bandwidth, 1000 for the others; -t 128 (bw) / 1 (lat); -r 512; with -n, tx depth (and a
+// SEND test's rx depth) at most -n, as perftest's force_dependecies. The atomic tools take -A
+// CMP_AND_SWAP | FETCH_AND_ADD (default FETCH_AND_ADD); their size is 8 bytes and cannot be changed
+// (-s other than 8 and -a are refused, as perftest). Pure: no EAL, no I/O.
 #pragma once
 
 #include <cstdint>
@@ -65,6 +66,11 @@ struct PerftestOptions {
   uint32_t server_wait_s = 3600;    // --server_wait: server's wait for a client
   uint32_t idle_sleep_us = 0;       // --idle_sleep_us: poll-loop idle backoff (0 = busy poll)
   bool check_data = false;  // --check_data: the moved bytes are a pattern, checked (data_check.h)
+  // perftest's derived parameters, as its preamble shows them (force_dependecies):
+  uint32_t cq_mod = 100;      // CQ moderation: 100, 1 above 8 KiB (not -a), at most tx_depth
+  uint32_t out_reads = 1;     // outstanding READs/atomics advertised: 128 for READ/atomic
+  uint32_t inline_bytes = 0;  // max inline data: 0 (perftest's value for a device it does not know)
+  bool rdma_cm = false;       // the connection goes through rdma_cm (perftest -R)
   std::vector<std::string> eal_args;
 };
 

@@ -9,7 +9,8 @@
 # 10.91.0.1/24 (client) and 10.91.0.2/24 (server), MTU 9000 (for -m 2048/4096); everything
 # is removed on exit (trap).
 # Prints the client's output on stdout and the server's (prefixed "server| ") on stderr; exits
-# with the client's status (the server's if it failed).
+# with the client's status (the server's if it failed). With PERFTEST_2HOST_SERVER_STDOUT=FILE
+# the server's stdout goes to FILE instead, untouched (its stderr still to stderr, prefixed).
 set -euo pipefail
 [[ $# -ge 1 ]] || { echo "usage: $0 TOOL [options]" >&2; exit 2; }
 tool=$(readlink -f "$1"); shift
@@ -58,8 +59,13 @@ for a in "$@"; do
   [[ "$a" == "--" ]] && server_eal=()
   case "$a" in --out_json*) server_args+=("--out_json=$out/server.json") ;; *) server_args+=("$a") ;; esac
 done
-ip netns exec "$nsb" "$tool" -d "$vb" -p "$port" --server_wait=60 "${server_args[@]}" \
-  "${server_eal[@]}" >"$out/server.log" 2>&1 &
+if [[ -n "${PERFTEST_2HOST_SERVER_STDOUT:-}" ]]; then
+  ip netns exec "$nsb" "$tool" -d "$vb" -p "$port" --server_wait=60 "${server_args[@]}" \
+    "${server_eal[@]}" >"$PERFTEST_2HOST_SERVER_STDOUT" 2>"$out/server.log" &
+else
+  ip netns exec "$nsb" "$tool" -d "$vb" -p "$port" --server_wait=60 "${server_args[@]}" \
+    "${server_eal[@]}" >"$out/server.log" 2>&1 &
+fi
 server_pid=$!
 set +e
 ip netns exec "$nsa" "$tool" -d "$va" -p "$port" --connect_timeout=20 "$@" 10.91.0.2

@@ -30,7 +30,7 @@ done
   --roce_ip "$ROCEMU_ENDPOINT_IP" -p 18520 -a -n 5 --report_gbits --server_wait 60
 # ib_atomic_bw: 1000 8-byte FETCH_AND_ADDs executed by rocemu's responder (the row is the
 # client's, as perftest's server prints it; bw-rate: a few hundred operations per second
-# round to 0.00 MiB/sec, MsgRate must show them); ib_atomic_lat: CMP_AND_SWAP ping-pong.
+# round to 0.00 MB/sec, MsgRate must show them); ib_atomic_lat: CMP_AND_SWAP ping-pong.
 /usr/bin/python3 "$check" bw-rate "$dir/rocemu_atomic_bw" -d "$ROCEMU_IFACE" \
   --roce_ip "$ROCEMU_ENDPOINT_IP" -p 18521 -s 8 -n 1000 --server_wait 60
 "$dir/rocemu_atomic_lat" -d "$ROCEMU_IFACE" --roce_ip "$ROCEMU_ENDPOINT_IP" -p 18522 -n 100 \

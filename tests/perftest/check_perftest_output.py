@@ -2,7 +2,7 @@
 """check_perftest_output.py MODE TOOL ARGS... — runs a rocemu perftest tool and checks its output.
 
 MODE bw | bw-gbits: exit 0, perftest's bandwidth header (exact), one row whose #iterations is
-  the -n given, BW average > 0, BW peak >= BW average, MsgRate > 0; and the --out_json file
+  the -n given (times -q, as perftest counts), BW average > 0, BW peak >= BW average, MsgRate > 0; and the --out_json file
   (added here) agrees with the row.
 MODE bw-nopeak | bw-gbits-nopeak: the same, but BW peak must be 0.00 (perftest's SEND server
   and duration mode measure no peak).
@@ -11,21 +11,29 @@ MODE bw-all | bw-gbits-all [-nopeak]: -a, every size of perftest's RC sweep (2 B
   (a row may round to 0.00), and some row with a positive average.
 MODE bw-rate: as bw, but the average may show 0.00 as long as MsgRate > 0: 8-byte atomics
   against the TCG guest run at a few hundred operations per second, which perftest's two
-  decimals of MiB/sec round to 0.00 (MsgRate, six decimals of Mpps, still shows them).
+  decimals of MB/sec round to 0.00 (MsgRate, six decimals of Mpps, still shows them).
 MODE lat: exit 0, the latency header (exact), one row with #iterations = -n and
   0 < t_min <= t_typical <= t_max, t_min <= t_avg <= t_max, 99% <= 99.9% <= t_max.
 The TOOL may be scripts/testbed/perftest_2host.sh followed by the real tool.
 MODE usage: exit 2, "Usage:" and the offending flag on stderr, nothing on stdout.
 MODE setup-error NEEDLE: exit 3 within seconds, NEEDLE on stderr, no table and no "Waiting
   for client" banner on stdout (e.g. a server on an interface that does not exist).
+MODE compare SAMPLES NAME: TOOL is scripts/testbed/perftest_2host.sh and the rocemu tool; both
+  sides' stdout must be what real perftest 4.5 printed in the same mode, SAMPLES/NAME.server.stdout
+  and SAMPLES/NAME.client.stdout (tests/perftest/data/perftest-4.5), line by line: every line
+  equal, except the fields that legitimately differ between runs and machines, which must
+  still print exactly as perftest's printf formats print them (widths, padding, tabs): the
+  device name, LID/QPN/PSN/RKey/VAddr and the GID of the address block, and the measured
+  numbers of table rows (#bytes always equal, and #iterations unless the run has -D).
 """
+import re
 import json
 import os
 import subprocess
 import sys
 import tempfile
 
-BW_MIB = (" #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   "
+BW_MIB = (" #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   "
           "MsgRate[Mpps]")
 BW_GB = " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]"
 LAT = (" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
@@ -38,8 +46,148 @@ def fail(msg, out="", err=""):
     sys.exit(1)
 
 
+def c_hex(value, width):
+    """C's %#0<width>x: no 0x prefix for 0 (printf's alternate form)."""
+    return "%0*x" % (width, value) if value == 0 else "%#0*x" % (width, value)
+
+
+def c_float(token, width, prec):
+    """C's %-<width>.<prec>f of the printed token (glibc prints NaN as [-]nan)."""
+    if token.lstrip("-") in ("nan", "inf"):
+        return token.ljust(width)
+    return "%-*.*f" % (width, prec, float(token))
+
+
+ADDR = re.compile(r"^ (local|remote) address: LID (\S+) QPN (\S+) PSN (\S+)"
+                  r"(?: OUT (\S+))?(?: RKey (\S+) VAddr (\S+))?$")
+DEVICE = " Dual-port       : OFF\t\tDevice         : "
+
+
+def render_address(line):
+    """(shape, perftest's rendering) of an address line: BASIC_ADDR_FMT + READ_FMT + RDMA_FMT."""
+    m = ADDR.match(line)
+    if not m:
+        return None, None
+    side, lid, qpn, psn, out, rkey, vaddr = m.groups()
+    try:
+        text = " %s address: LID %s QPN %s PSN %s" % (
+            side, c_hex(int(lid, 16), 4), c_hex(int(qpn, 16), 6), c_hex(int(psn, 16), 6))
+        if out is not None:
+            text += " OUT %s" % c_hex(int(out, 16), 4)
+        if rkey is not None:
+            text += " RKey %s VAddr %s" % (c_hex(int(rkey, 16), 8), c_hex(int(vaddr, 16), 16))
+    except ValueError:
+        return None, None
+    # What must be equal: the side, the LID and OUT values, and which fields are printed.
+    return (side, int(lid, 16), out and int(out, 16), rkey is not None), text
+
+
+def render_gid(line):
+    m = re.match(r"^ GID: ((?:\d+:){15}\d+)$", line)
+    if not m:
+        return None
+    return " GID: " + ":".join("%02d" % int(x) for x in m.group(1).split(":"))
+
+
+def render_row(kind, line, gbits):
+    """(bytes, iterations, perftest's rendering) of a table row of header `kind`."""
+    t = line.split()
+    try:
+        size, iters = int(t[0]), int(t[1])
+        if kind == "bw" and len(t) == 5:
+            if gbits and float(t[3]) < 0.1:  # print_full_bw_report's inc_accuracy
+                text = " %-7d    %d           %s            %s            %s" % (
+                    size, iters, c_float(t[2], 7, 6), c_float(t[3], 7, 6), c_float(t[4], 7, 6))
+            else:
+                text = " %-7d    %-10d       %s            %s\t\t   %s" % (
+                    size, iters, c_float(t[2], 7, 2), c_float(t[3], 7, 2), c_float(t[4], 7, 6))
+        elif kind == "lat" and len(t) == 9:
+            f = [c_float(x, 7, 2) for x in t[2:]]
+            text = (" %-7d %d          %s        %s      %s  \t       %s     \t%s\t\t%s \t\t%s"
+                    % tuple([size, iters] + f))
+        elif kind == "latdur" and len(t) == 4:
+            text = " %-7d       %d            %s        %s" % (
+                size, iters, c_float(t[2], 7, 2), c_float(t[3], 7, 2))
+        else:
+            return None
+    except (ValueError, IndexError):
+        return None
+    return size, iters, text
+
+
+def compare_stdout(side, want, got, duration):
+    """Fails unless `got` (rocemu) prints as `want` (perftest 4.5) line by line."""
+    wl, gl = want.split("\n"), got.split("\n")
+    kind, gbits = None, False
+    for i in range(max(len(wl), len(gl))):
+        w = wl[i] if i < len(wl) else "<no line>"
+        g = gl[i] if i < len(gl) else "<no line>"
+        where = "%s stdout line %d" % (side, i + 1)
+        why = None
+        if w.startswith(" #bytes"):
+            kind = "latdur" if "tps average" in w else "lat" if "t_min" in w else "bw"
+            gbits = "Gb/sec" in w
+            why = None if w == g else "header"
+        elif kind and w and not w.startswith("-"):
+            rw, rg = render_row(kind, w, gbits), render_row(kind, g, gbits)
+            if rw is None or rw[2] != w:
+                fail("%s: the sample's row does not print as perftest's format: %r" % (where, w))
+            if rg is None or rg[2] != g:
+                why = "row not in perftest's format (want e.g. %r)" % w
+            elif rg[0] != rw[0] or (not duration and rg[1] != rw[1]):
+                why = "#bytes/#iterations differ"
+        elif w.startswith(DEVICE):
+            why = None if g.startswith(DEVICE) and len(g) > len(DEVICE) else "device line"
+        elif ADDR.match(w):
+            shape_w, text_w = render_address(w)
+            shape_g, text_g = render_address(g)
+            if text_w != w:
+                fail("%s: the sample's address line is not perftest's format: %r" % (where, w))
+            if text_g != g:
+                why = "address line not in perftest's format"
+            elif shape_g != shape_w:
+                why = "address line's side, LID, OUT or fields differ"
+        elif w.startswith(" GID: "):
+            if render_gid(w) != w:
+                fail("%s: the sample's GID line is not perftest's format: %r" % (where, w))
+            why = None if render_gid(g) == g else "GID line not in perftest's format"
+        else:
+            if w.startswith("-"):
+                kind = None
+            why = None if w == g else "line differs"
+        if why:
+            print("FAIL: %s: %s\n  perftest 4.5: %r\n  rocemu:       %r" % (where, why, w, g))
+            print("--- perftest 4.5 %s stdout\n%s--- rocemu %s stdout\n%s" % (side, want, side, got))
+            sys.exit(1)
+    return len(wl)
+
+
+def compare(samples, name, tool, args):
+    with open(os.path.join(samples, name + ".client.stdout")) as f:
+        want_client = f.read()
+    with open(os.path.join(samples, name + ".server.stdout")) as f:
+        want_server = f.read()
+    fd, server_path = tempfile.mkstemp(prefix="rocemu-perftest-server-")
+    os.close(fd)
+    env = dict(os.environ, PERFTEST_2HOST_SERVER_STDOUT=server_path)
+    try:
+        p = subprocess.run([tool] + args, capture_output=True, text=True, timeout=110, env=env)
+        with open(server_path) as f:
+            got_server = f.read()
+    finally:
+        os.unlink(server_path)
+    if p.returncode != 0:
+        fail("exit %d" % p.returncode, p.stdout, p.stderr)
+    duration = "-D" in args
+    n = compare_stdout("client", want_client, p.stdout, duration)
+    m = compare_stdout("server", want_server, got_server, duration)
+    print("ok: %s: client's %d and server's %d lines print as perftest 4.5's" % (name, n, m))
+
+
 def main():
     mode, tool, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    if mode == "compare":
+        return compare(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
     if mode == "setup-error":
         needle, tool, args = sys.argv[2], sys.argv[3], sys.argv[4:]
         try:
@@ -83,6 +231,8 @@ def main():
     if header not in lines:
         fail("exact header missing: %r" % header, out, err)
     iters = int(args[args.index("-n") + 1])
+    if mode.startswith("bw") and "-q" in args:  # perftest's #iterations: -n x -q
+        iters *= int(args[args.index("-q") + 1])
     sizes = [1 << i for i in range(1, 24)] if all_sizes else [int(args[args.index("-s") + 1])]
     first = lines.index(header) + 1
     rows = [lines[first + i].split() for i in range(len(sizes)) if first + i < len(lines)]

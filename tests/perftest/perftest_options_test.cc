@@ -38,6 +38,37 @@ TEST(PerftestOptions, DefaultsFollowPerftestPerMetric) {
   EXPECT_EQ(lat.opt.size_bytes, 2u);
   EXPECT_EQ(lat.opt.iters, 1000u);
   EXPECT_EQ(lat.opt.tx_depth, 1u);
+  // perftest's DEF_ITERS_WB is WRITE bandwidth's alone; the other tests run DEF_ITERS.
+  for (const char* t : {"rocemu_send_bw", "rocemu_read_bw", "rocemu_atomic_bw"}) {
+    const auto o = parse(t, {"--loopback"});
+    ASSERT_EQ(o.exit_code, -1) << o.message;
+    EXPECT_EQ(o.opt.iters, 1000u) << t;
+  }
+}
+
+TEST(PerftestOptions, DerivedParametersFollowPerftestsForceDependencies) {
+  // 64 KiB > 8 KiB: CQ moderation disabled (1); 200 iterations > tx depth 128: kept.
+  auto o = parse("rocemu_write_bw", {"--loopback", "-s", "65536", "-n", "200"});
+  ASSERT_EQ(o.exit_code, -1) << o.message;
+  EXPECT_EQ(o.opt.cq_mod, 1u);
+  EXPECT_EQ(o.opt.tx_depth, 128u);
+  EXPECT_EQ(o.opt.out_reads, 1u);
+  EXPECT_FALSE(o.opt.rdma_cm);
+  // -a -n 5: tx depth clamped to 5, CQ moderation 100 clamped to the tx depth.
+  o = parse("rocemu_write_bw", {"--loopback", "-a", "-n", "5"});
+  EXPECT_EQ(o.opt.tx_depth, 5u);
+  EXPECT_EQ(o.opt.cq_mod, 5u);
+  // Small messages keep 100; SEND's rx depth is clamped to -n and made even (not with -a).
+  o = parse("rocemu_send_bw", {"--loopback", "-s", "4096", "-n", "301"});
+  EXPECT_EQ(o.opt.cq_mod, 100u);
+  EXPECT_EQ(o.opt.rx_depth, 302u);
+  o = parse("rocemu_send_bw", {"--loopback", "-a", "-n", "5"});
+  EXPECT_EQ(o.opt.rx_depth, 5u);
+  // -D: no clamping; READ and atomics advertise 128 outstanding requests.
+  o = parse("rocemu_read_bw", {"--loopback", "-s", "64", "-D", "2"});
+  EXPECT_EQ(o.opt.tx_depth, 128u);
+  EXPECT_EQ(o.opt.out_reads, 128u);
+  EXPECT_EQ(parse("rocemu_atomic_lat", {"--loopback"}).opt.out_reads, 128u);
 }
 
 TEST(PerftestOptions, ShortLongAndEqualsSpellingsAllParse) {

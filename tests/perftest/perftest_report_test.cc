@@ -4,14 +4,17 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 namespace rocemu::perftest {
 namespace {
 
 TEST(PerftestReport, HeadersAreExactlyPerftests) {
   EXPECT_EQ(bw_header(false),
-            " #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   "
+            " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   "
             "MsgRate[Mpps]\n");
   EXPECT_EQ(bw_header(true),
             " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n");
@@ -57,8 +60,105 @@ TEST(PerftestReport, LatencyRowHasPerftestColumnWidths) {
   LatencyStats s{1.5, 20.25, 2.0, 3.125, 0.5, 10.0, 20.0};
   EXPECT_EQ(
       lat_row(2, 1000, s),
-      " 2       1000          1.50           20.25        2.00     \t     3.12        \t0.50   "
+      " 2       1000          1.50           20.25        2.00     \t       3.12        \t0.50   "
       "\t\t10.00   \t\t20.00  \n");  // %-7.2f then " \t\t"
+}
+
+TEST(PerftestReport, GbitsRowBelowATenthHasSixDecimalsAsPerftest) {
+  // print_full_bw_report's inc_accuracy: REPORT_FMT_EXT (perftest 4.5's
+  // " 65536      200           0.079108            0.040583            0.000077").
+  BwRow r;
+  r.size_bytes = 65536;
+  r.iters = 200;
+  r.peak_bytes_per_s = 0.079108e9 / 8;
+  r.avg_bytes_per_s = 0.040583e9 / 8;
+  r.msg_rate_pps = 77;
+  EXPECT_EQ(bw_row(r, true),
+            " 65536      200           0.079108            0.040583            0.000077\n");
+}
+
+TEST(PerftestReport, DurationLatencyRowIsPerftests) {
+  EXPECT_EQ(lat_header(true), " #bytes        #iterations       t_avg[usec]    tps average\n");
+  // perftest 4.5's " 64            75            13377.37        37.38  ".
+  EXPECT_EQ(lat_duration_row(64, 75, 13377.37, 37.38),
+            " 64            75            13377.37        37.38  \n");
+}
+
+PerftestOptions options(const char* tool, std::vector<std::string> args) {
+  const ParseOutcome p = parse_perftest_args(tool, args);
+  EXPECT_EQ(p.exit_code, -1) << p.message;
+  return p.opt;
+}
+
+TEST(PerftestReport, PreambleIsPerftests) {
+  // Real ib_write_bw -x 1 -s 65536 -n 200 client (tests/perftest/data/perftest-4.5).
+  const PerftestOptions o =
+      options("rocemu_write_bw", {"-d", "rxe0", "-x", "1", "-s", "65536", "-n", "200", "1.2.3.4"});
+  const std::string rule(87, '-');
+  EXPECT_EQ(test_info(o, TestInfo{false, "rxe0"}),
+            rule +
+                "\n"
+                "                    RDMA_Write BW Test\n"
+                " Dual-port       : OFF\t\tDevice         : rxe0\n"
+                " Number of qps   : 1\t\tTransport type : IB\n"
+                " Connection type : RC\t\tUsing SRQ      : OFF\n"
+                " PCIe relax order: ON\n"
+                " ibv_wr* API     : OFF\n"
+                " TX depth        : 128\n"
+                " CQ Moderation   : 1\n"
+                " Mtu             : 1024[B]\n"
+                " Link type       : Ethernet\n"
+                " GID index       : 1\n"
+                " Max inline data : 0[B]\n"
+                " rdma_cm QPs\t : OFF\n"
+                " Data ex. method : Ethernet\n" +
+                rule + "\n");
+  // The server shows no TX depth; SEND's server its RX depth; -b both, and "Bidirectional".
+  const std::string send_srv =
+      test_info(options("rocemu_send_bw", {"-d", "x", "-n", "200", "-b"}), TestInfo{true, "x"});
+  EXPECT_NE(send_srv.find("Send Bidirectional BW Test\n"), std::string::npos);
+  EXPECT_NE(send_srv.find(" TX depth        : 128\n RX depth        : 200\n"), std::string::npos);
+  // Atomics: the operation in the title, Outstand reads instead of inline data, no CQ
+  // moderation in a latency test; ib_write_lat alone turns relaxed ordering off.
+  const std::string at = test_info(options("rocemu_atomic_lat", {"-d", "x", "-A", "CMP_AND_SWAP"}),
+                                   TestInfo{true, "x"});
+  EXPECT_NE(at.find("                    Atomic CMP_AND_SWAP Latency Test\n"), std::string::npos);
+  EXPECT_NE(at.find(" Outstand reads  : 128\n"), std::string::npos);
+  EXPECT_EQ(at.find("CQ Moderation"), std::string::npos);
+  EXPECT_EQ(at.find("GID index"), std::string::npos);  // no -x: not shown
+  EXPECT_NE(test_info(options("rocemu_write_lat", {"-d", "x"}), TestInfo{})
+                .find(" PCIe relax order: OFF\n"),
+            std::string::npos);
+  PerftestOptions cm = o;
+  cm.rdma_cm = true;
+  EXPECT_NE(test_info(cm, TestInfo{}).find(" rdma_cm QPs\t : ON\n Data ex. method : rdma_cm\n"),
+            std::string::npos);
+}
+
+TEST(PerftestReport, AddressLinesArePerftests) {
+  AddressFields a;
+  a.qpn = 0x11;
+  a.psn = 0xa15738;
+  a.rkey = 0x334;
+  a.vaddr = 0x7f8fa492a000;
+  a.out_reads = 128;
+  const uint8_t gid[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 10, 77, 0, 10};
+  std::copy(gid, gid + 16, a.gid);
+  const PerftestOptions w = options("rocemu_write_bw", {"-d", "x", "-x", "1"});
+  EXPECT_EQ(
+      address_lines(w, false, a),
+      " local address: LID 0000 QPN 0x0011 PSN 0xa15738 RKey 0x000334 VAddr 0x007f8fa492a000\n"
+      " GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:77:00:10\n");
+  const PerftestOptions r = options("rocemu_read_bw", {"-d", "x", "-x", "1"});
+  EXPECT_EQ(address_lines(r, true, a).substr(0, 95),
+            " remote address: LID 0000 QPN 0x0011 PSN 0xa15738 OUT 0x80 RKey 0x000334 VAddr "
+            "0x007f8fa492a000");
+  a.psn = 0x4b19e;  // %#06x is a minimum width
+  EXPECT_EQ(address_lines(options("rocemu_atomic_bw", {"-d", "x"}), false, a),
+            " local address: LID 0000 QPN 0x0011 PSN 0x4b19e\n");
+  EXPECT_EQ(waiting_banner(),
+            "\n************************************\n* Waiting for client to connect... *\n"
+            "************************************\n");
 }
 
 TEST(PerftestReport, MedianAveragesTheTwoMiddleSamplesOfAnEvenCount) {
