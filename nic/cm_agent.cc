@@ -108,7 +108,10 @@ bool CmAgent::accept(const cm::CmEvent& req, uint32_t qpn, const RdmaConnParams&
   o.max_rd_atomic = std::max<uint8_t>(depth, 1);
   o.max_dest_rd_atomic = p.responder_resources;
   o.traffic_class = req.traffic_class != 0 ? req.traffic_class : p.traffic_class;
-  if (connect_rc(host_, qpn, QpInfo{req.remote_qpn, req.remote_psn, req.peer_ipv4}, o) != 0) {
+  // We receive from our initial PSN (advertised in the REP) and send with the REQ's.
+  o.sq_psn = req.remote_psn;
+  const uint32_t rq_psn = host_.local_info(qpn).psn;
+  if (connect_rc(host_, qpn, QpInfo{req.remote_qpn, rq_psn, req.peer_ipv4}, o) != 0) {
     cm_.reject(req.conn, cm::kRejNoResources, now);
     flush_sends(now);
     return false;
@@ -157,7 +160,9 @@ void CmAgent::on_event(cm::CmEvent& e, TimeNs now) {
         std::max<uint8_t>(std::min(b->params.initiator_depth, e.remote_responder_resources), 1);
     o.max_dest_rd_atomic = b->params.responder_resources;
     o.traffic_class = b->params.traffic_class;
-    if (connect_rc(host_, b->qpn, QpInfo{e.remote_qpn, e.remote_psn, e.peer_ipv4}, o) != 0) {
+    o.sq_psn = e.remote_psn;  // the REP's starting PSN; we receive from the REQ's (ours)
+    const uint32_t rq_psn = host_.local_info(b->qpn).psn;
+    if (connect_rc(host_, b->qpn, QpInfo{e.remote_qpn, rq_psn, e.peer_ipv4}, o) != 0) {
       spdlog::error("rdma_cm: cannot move QP 0x{:x} to RTS after the REP; disconnecting", b->qpn);
       cm_.disconnect(e.conn, now);
       return;

@@ -40,8 +40,13 @@ struct CmConfig {
 };
 
 /// What our side puts in a REQ (active) or REP (passive) about its RC QP.
+/// The starting PSN, as Linux's cm.c reads it: the PSN the sender's receive queue expects
+/// first. The active side sends with the REP's (cm_rep_handler: sq_psn = the REP's), the
+/// passive side receives with it (ib_send_cm_rep: rq_psn = its REP's), and the REQ's is the
+/// active side's receive PSN (the passive side's first send PSN).
 struct CmLocalQp {
-  uint32_t qpn = 0, psn = 0;
+  uint32_t qpn = 0;
+  uint32_t psn = 0;  // our receive queue's first PSN: the peer starts sending with it
   uint8_t responder_resources = 1;  // RDMA READs/atomics we accept at once (rping: 1)
   uint8_t initiator_depth = 1;      // ... we issue at once
   uint8_t retry_count = 7, rnr_retry_count = 7;
@@ -76,7 +81,8 @@ struct CmEvent {
   uint32_t conn = 0;  // our local communication ID
   uint32_t peer_ipv4 = 0;
   uint16_t peer_port = 0, local_port = 0;
-  // The peer's QP (REQ or REP): QPN, starting PSN, what it accepts/issues.
+  // The peer's QP (REQ or REP): QPN, starting PSN (the PSN we send with first, CmLocalQp),
+  // what it accepts/issues.
   uint32_t remote_qpn = 0, remote_psn = 0;
   uint8_t remote_responder_resources = 0, remote_initiator_depth = 0;
   uint8_t path_mtu = 0, traffic_class = 0, retry_count = 0, rnr_retry_count = 0;

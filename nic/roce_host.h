@@ -346,6 +346,7 @@ struct ConnectOptions {
   uint8_t max_rd_atomic = 16;
   int max_dest_rd_atomic = -1;  // -1: max_rd_atomic (the RDMA READs/atomics the peer may send)
   uint8_t traffic_class = 0;  // 0: the host's data DSCP
+  int64_t sq_psn = -1;        // -1: the QP's initial PSN; else the PSN it starts sending with
 };
 
 /// Moves `qpn` of `host` RESET->INIT->RTR->RTS towards `peer` without any handshake (a

@@ -567,7 +567,8 @@ int connect_rc(RoceHost& host, uint32_t qpn, const QpInfo& peer, const ConnectOp
     return rc;
   a = {};
   a.qp_state = IBV_QPS_RTS;
-  a.sq_psn = host.local_info(qpn).psn;
+  a.sq_psn =
+      opt.sq_psn >= 0 ? static_cast<uint32_t>(opt.sq_psn) & 0xffffff : host.local_info(qpn).psn;
   a.timeout = static_cast<uint8_t>(opt.timeout >= 0 ? opt.timeout : p.timeout);
   a.retry_cnt = static_cast<uint8_t>(opt.retry_cnt >= 0 ? opt.retry_cnt : p.retry_cnt);
   a.rnr_retry = static_cast<uint8_t>(opt.rnr_retry >= 0 ? opt.rnr_retry : p.rnr_retry);
