@@ -170,7 +170,7 @@ TEST(RdmaCmSim, ConnectSendBothWaysDisconnect) {
 TEST(RdmaCmSim, LossyWireStillConnectsByResending) {
   CmPair w;
   int mads = 0;
-  // Drop the first two MADs (the REQ and its resend's... whichever come first), both ways.
+  // Every third MAD on the wire is lost (either direction): the CM resends until through.
   w.wire->set_filter([&](int, const uint8_t* f, uint32_t len) {
     nic::RocePacket p;
     std::vector<uint8_t> c(f, f + len);
