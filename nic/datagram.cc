@@ -78,10 +78,11 @@ rte_mbuf* RoceHost::ud_next(Qp& qp) noexcept {
   if (!m) [[unlikely]]
     return nullptr;
   const bool solicited = w.send_flags & IBV_SEND_SOLICITED;
-  // AckReq clear: nothing acknowledges a datagram (rxe sends it so).
+  // AckReq clear: nothing acknowledges a datagram (rxe sends it so), except from QP1, whose
+  // MADs rxe sends with AckReq set (golden capture 13).
   uint32_t at =
       write_headers(f, make_template(frame_address(qp.qpn, w.ud_dest_ip, w.ud_dest_qpn, w.ud_tos)),
-                    opcode, qp.sq_psn, false, solicited, ext, w.length, ip_id_++);
+                    opcode, qp.sq_psn, qp.qpn == 1, solicited, ext, w.length, ip_id_++);
   detail::put32(f + at, w.ud_qkey);
   f[at + 4] = 0;  // reserved
   detail::put24(f + at + 5, qp.qpn);

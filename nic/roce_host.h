@@ -51,6 +51,9 @@ struct QpInitAttr {
   uint32_t max_send_wr = 128, max_recv_wr = 128;
   int max_send_sge = 1, max_recv_sge = 1;
   int64_t initial_psn = -1;  // -1: random (seeded); else the PSN the QP starts sending with
+  /// The General Services Interface QP: a UD QP whose number is 1 (IBTA 3.5.2.2), the
+  /// Communication Manager's (cm_agent.h). At most one per host; qp_type must be UD.
+  bool gsi = false;
 };
 
 /// What a registered memory region gives back.
@@ -178,7 +181,8 @@ class RoceHost final : public rocemu::Node {
   const NicParams& params() const noexcept { return params_; }
   /// The slot (0, 1, ... in creation order, reused after destroy_qp) of QP `qpn`, or -1 if
   /// no QP of this host has that number; and the number of a slot. QPNs are 0x11 + slot, or
-  /// with NicParams::random_qpns that XOR a per-host random key (docs/nic.md).
+  /// with NicParams::random_qpns that XOR a per-host random key (docs/nic.md); the GSI QP's
+  /// is 1.
   int32_t qp_slot(uint32_t qpn) const noexcept;
   uint32_t qpn_of_slot(uint32_t slot) const noexcept;
   /// Time until which PFC pauses `priority` (0 if not paused).
@@ -292,6 +296,7 @@ class RoceHost final : public rocemu::Node {
   CongestionHooks* hooks_ = nullptr;
   uint64_t window_bytes_ = 0;
   std::vector<uint32_t> free_qps_;  // indices of destroyed QPs (reused by create_qp)
+  int32_t gsi_slot_ = -1;           // the slot of QP1 (QpInitAttr::gsi), -1 if none
   uint32_t live_qps_ = 0;
   NicCounters counters_;
   uint16_t ip_id_ = 0;
@@ -339,7 +344,9 @@ struct ConnectOptions {
   int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
   int timeout = -1, retry_cnt = -1, rnr_retry = -1;  // -1: the host's defaults
   uint8_t max_rd_atomic = 16;
+  int max_dest_rd_atomic = -1;  // -1: max_rd_atomic (the RDMA READs/atomics the peer may send)
   uint8_t traffic_class = 0;  // 0: the host's data DSCP
+  int64_t sq_psn = -1;        // -1: the QP's initial PSN; else the PSN it starts sending with
 };
 
 /// Moves `qpn` of `host` RESET->INIT->RTR->RTS towards `peer` without any handshake (a

@@ -17,6 +17,7 @@ namespace rocemu::nic {
 namespace {
 constexpr uint32_t kFirstQpn = 0x11;  // QPNs 0 and 1 are special in IB; rxe starts at 0x11
 constexpr uint32_t kQpnMask = 0xFFFFFF;  // QPNs are 24 bits
+constexpr uint32_t kGsiQpn = 1;
 }  // namespace
 
 ibv_gid ipv4_mapped_gid(uint32_t ipv4) noexcept {
@@ -138,7 +139,7 @@ uint32_t RoceHost::create_qp(const QpInitAttr& a) {
       a.pd == 0 || a.pd > num_pds_ || a.send_cq >= cqs_.size() || a.recv_cq >= cqs_.size() ||
       (qps_.size() >= params_.max_qps && free_qps_.empty()) || a.max_send_wr == 0 ||
       a.max_recv_wr == 0 || a.max_send_sge < 1 || a.max_send_sge > kMaxSge || a.max_recv_sge < 1 ||
-      a.max_recv_sge > kMaxSge)
+      a.max_recv_sge > kMaxSge || (a.gsi && (a.qp_type != IBV_QPT_UD || gsi_slot_ >= 0)))
     return 0;
   // A destroyed QP's number is reused first (its slot, not a new one), lowest number first.
   const bool reuse = !free_qps_.empty();
@@ -149,7 +150,8 @@ uint32_t RoceHost::create_qp(const QpInitAttr& a) {
     free_qps_.erase(it);
   }
   auto qp = std::make_unique<Qp>();
-  qp->qpn = qpn_of_slot(index);
+  qp->qpn = a.gsi ? kGsiQpn : qpn_of_slot(index);
+  if (a.gsi) gsi_slot_ = static_cast<int32_t>(index);
   qp->qp_type = a.qp_type;
   qp->pd = a.pd;
   qp->send_cq = a.send_cq;
@@ -189,16 +191,21 @@ int RoceHost::destroy_qp(uint32_t qpn) {
   qp = find_qp(qpn);
   qp->destroyed = true;
   free_qps_.push_back(static_cast<uint32_t>(qp_slot(qpn)));
+  if (qpn == kGsiQpn) gsi_slot_ = -1;
   --live_qps_;
   return 0;
 }
 
 int32_t RoceHost::qp_slot(uint32_t qpn) const noexcept {
+  if (qpn == kGsiQpn) return gsi_slot_;
   const uint32_t i = ((qpn ^ qpn_mask_) & kQpnMask) - kFirstQpn;  // wraps below kFirstQpn
-  return qpn <= kQpnMask && i < qps_.size() ? static_cast<int32_t>(i) : -1;
+  return qpn <= kQpnMask && i < qps_.size() && static_cast<int32_t>(i) != gsi_slot_
+             ? static_cast<int32_t>(i)
+             : -1;
 }
 uint32_t RoceHost::qpn_of_slot(uint32_t slot) const noexcept {
-  return ((kFirstQpn + slot) ^ qpn_mask_) & kQpnMask;
+  return static_cast<int32_t>(slot) == gsi_slot_ ? kGsiQpn
+                                                 : ((kFirstQpn + slot) ^ qpn_mask_) & kQpnMask;
 }
 
 Qp* RoceHost::find_qp(uint32_t qpn) noexcept {
@@ -547,7 +554,8 @@ int connect_rc(RoceHost& host, uint32_t qpn, const QpInfo& peer, const ConnectOp
   a.path_mtu = opt.path_mtu != 0 ? opt.path_mtu : mtu_enum(p.mtu_bytes);
   a.dest_qp_num = peer.qpn;
   a.rq_psn = peer.psn;
-  a.max_dest_rd_atomic = opt.max_rd_atomic;
+  a.max_dest_rd_atomic = static_cast<uint8_t>(opt.max_dest_rd_atomic >= 0 ? opt.max_dest_rd_atomic
+                                                                          : opt.max_rd_atomic);
   a.min_rnr_timer = p.min_rnr_timer;
   a.ah_attr.is_global = 1;
   a.ah_attr.grh.dgid = ipv4_mapped_gid(peer.ipv4);
@@ -559,7 +567,8 @@ int connect_rc(RoceHost& host, uint32_t qpn, const QpInfo& peer, const ConnectOp
     return rc;
   a = {};
   a.qp_state = IBV_QPS_RTS;
-  a.sq_psn = host.local_info(qpn).psn;
+  a.sq_psn =
+      opt.sq_psn >= 0 ? static_cast<uint32_t>(opt.sq_psn) & 0xffffff : host.local_info(qpn).psn;
   a.timeout = static_cast<uint8_t>(opt.timeout >= 0 ? opt.timeout : p.timeout);
   a.retry_cnt = static_cast<uint8_t>(opt.retry_cnt >= 0 ? opt.retry_cnt : p.retry_cnt);
   a.rnr_retry = static_cast<uint8_t>(opt.rnr_retry >= 0 ? opt.rnr_retry : p.rnr_retry);

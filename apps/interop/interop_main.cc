@@ -9,6 +9,8 @@
 //                                            (the guest runs guest_rdma_check)
 //   MODE perftest-server                     passive server of --iters consecutive perftest
 //                                            clients (ib_write_bw / ib_read_bw -x 1)
+//   MODE rping-server | rping-client         librdmacm's rping over rdma_cm (the peer runs
+//                                            `rping -c|-s -a ADDR -C N -S SIZE`)
 // options: rocemu-interop --help (kHelp below; defaults match scripts/interop/run_guest.sh).
 // Exit: 0 success, 1 failed check, 2 usage error, 3 setup error (EAL, port).
 #include <cstdio>
@@ -41,6 +43,8 @@ constexpr const char* kHelp =
     "                                     (the peer runs guest_rdma_check)\n"
     "  perftest-server                    passive server of --iters consecutive perftest\n"
     "                                     clients (ib_write_bw / ib_read_bw -x 1)\n"
+    "  rping-server | rping-client        librdmacm's rping over rdma_cm, no side channel (the\n"
+    "                                     peer runs `rping -c -a OUR_IP` or `rping -s`)\n"
     "\n"
     "options (default)\n"
     "  --iface NAME (veth-dpdk)           the kernel interface the DPDK port opens\n"
@@ -51,7 +55,11 @@ constexpr const char* kHelp =
     "  --peer-mac MAC (52:54:00:77:00:10)\n"
     "  --side-ip A.B.C.D (10.77.0.1)      where the server listens for the TCP side channel\n"
     "  --iters N (1000)                   pingpong round trips; perftest-server: clients served\n"
-    "  --size BYTES (4096)                pingpong message size (ud: at most the MTU, 1024)\n"
+    "  --size BYTES (4096)                pingpong message size (ud: at most the MTU, 1024);\n"
+    "                                     rping: -S, 24..65535 (rping's own default is 64)\n"
+    "  --port N (7174)                    rping: the rdma_cm port (rping's -p)\n"
+    "  --count N (10)                     rping: pings (-C); the server checks it served N\n"
+    "  --verbose 0|1 (0)                  rping: print each ping's data (-v)\n"
     "  --transport rc|uc|ud (rc)          pingpong QP type: ibv_rc/uc/ud_pingpong's peer\n"
     "  --bytes BYTES (1048576)            rdma-check region size, a multiple of 8\n"
     "  --seed N (7)                       rdma-check data pattern; the NIC's random stream\n"
@@ -68,7 +76,8 @@ constexpr const char* kHelp =
 int usage(const std::string& why) {
   std::fprintf(stderr,
                "rocemu-interop: %s\nusage: rocemu-interop "
-               "pingpong-server|pingpong-client|rdma-check|perftest-server [--option value]...\n"
+               "pingpong-server|pingpong-client|rdma-check|perftest-server|rping-server|"
+               "rping-client [--option value]...\n"
                "(rocemu-interop --help lists the options)\n",
                why.c_str());
   return kExitUsage;
@@ -86,7 +95,7 @@ int main(int argc, char** argv) {
     }
   }
   if (mode != "pingpong-server" && mode != "pingpong-client" && mode != "rdma-check" &&
-      mode != "perftest-server")
+      mode != "perftest-server" && mode != "rping-server" && mode != "rping-client")
     return usage("unknown mode '" + mode + "'");
   std::map<std::string, std::string> o = {{"iface", "veth-dpdk"},
                                           {"vdev-kind", "af_packet"},
@@ -103,7 +112,10 @@ int main(int argc, char** argv) {
                                           {"ack-timeout", "14"},
                                           {"timeout-s", "60"},
                                           {"drop-read-responses", "0"},
-                                          {"transport", "rc"}};
+                                          {"transport", "rc"},
+                                          {"port", "7174"},
+                                          {"count", "10"},
+                                          {"verbose", "0"}};
   for (int i = 2; i < argc; i += 2) {
     std::string k = argv[i];
     if (k.rfind("--", 0) != 0 || !o.count(k.substr(2)) || i + 1 >= argc)
@@ -131,6 +143,11 @@ int main(int argc, char** argv) {
     so.timeout_ms = std::stoi(o["timeout-s"]) * 1000;
     so.ack_timeout = std::stoi(o["ack-timeout"]);
     so.read_response_loss = std::stod(o["drop-read-responses"]);
+    const unsigned long port = std::stoul(o["port"]);
+    if (port == 0 || port > 65535) return usage("--port must be 1..65535");
+    so.port = static_cast<uint16_t>(port);
+    so.count = static_cast<uint32_t>(std::stoul(o["count"]));
+    so.verbose = std::stoi(o["verbose"]) != 0;
   } catch (const std::exception&) {
     return usage("numeric option out of range");
   }
@@ -151,7 +168,9 @@ int main(int argc, char** argv) {
   so.side_ip = o["side-ip"];
   so.peer_side_ip = o["peer-ip"];
   so.peer_roce_ipv4 = peer.ipv4;
-  so.server = mode != "pingpong-client";
+  so.server = mode != "pingpong-client" && mode != "rping-client";
+  const bool rping = mode == "rping-server" || mode == "rping-client";
+  if (rping && so.count == 0) return usage("--count must be positive");
 
   std::unique_ptr<Endpoint> ep;
   std::unique_ptr<nic::RoceHost> host;
@@ -180,6 +199,7 @@ int main(int argc, char** argv) {
     if (so.read_response_loss > 0) ep->set_read_response_loss(so.read_response_loss, so.seed);
     rc = mode == "rdma-check"        ? run_rdma_check(*ep, *host, so)
          : mode == "perftest-server" ? run_perftest_server(*ep, *host, so)
+         : rping                     ? run_rping(*ep, *host, so)
                                      : run_pingpong(*ep, *host, so);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rocemu-interop: %s\n", e.what());

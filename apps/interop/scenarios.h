@@ -7,6 +7,7 @@
 //   0x11111111, receives of size + 40 for the GRH, one packet per message).
 // rdma_check: rdma_check_proto.h — 1 MB (or `bytes`) RDMA WRITE and READ in both directions
 //   at once, every byte verified on both sides.
+// rping: librdmacm's rping over rdma_cm (rping.cc).
 // Both return 0 on success and print one result line; errors throw std::runtime_error.
 #pragma once
 
@@ -30,6 +31,9 @@ struct ScenarioOptions {
   int ack_timeout = 14;   // local ACK timeout exponent: 4.096 us x 2^n (14: 67 ms)
   int timeout_ms = 60000;
   double read_response_loss = 0;  // fraction of received READ responses dropped (loss tests)
+  uint16_t port = 7174;           // rping: the rdma_cm port (rping's default)
+  uint32_t count = 10;            // rping: pings (-C)
+  bool verbose = false;           // rping: print each ping's data (-v)
 };
 
 int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt);
@@ -37,5 +41,8 @@ int run_rdma_check(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt
 /// perftest (ib_write_bw / ib_read_bw) client in the guest, rocemu the passive server, for
 /// `iters` consecutive client runs.
 int run_perftest_server(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt);
+/// rping (librdmacm examples/rping.c) over an rdma_cm connection (nic/cm_agent.h): server
+/// (`opt.server`, listening on opt.port) or client of `opt.count` pings of size_bytes.
+int run_rping(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt);
 
 }  // namespace rocemu::interop

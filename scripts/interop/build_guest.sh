@@ -81,7 +81,9 @@ fi
 tools=(/usr/bin/ibv_rc_pingpong /usr/bin/ibv_uc_pingpong /usr/bin/ibv_ud_pingpong
        /usr/bin/ibv_devinfo /usr/bin/ibv_devices /usr/bin/ib_write_bw
        /usr/bin/ib_read_bw /usr/bin/ib_write_lat /usr/bin/ib_send_bw /usr/bin/ib_atomic_bw
-       /usr/bin/ib_atomic_lat /usr/bin/ib_send_lat /usr/bin/ib_read_lat /usr/bin/ip /usr/bin/rdma /usr/bin/ss)
+       /usr/bin/ib_atomic_lat /usr/bin/ib_send_lat /usr/bin/ib_read_lat /usr/bin/ip /usr/bin/rdma
+       /usr/bin/ss /usr/bin/rping
+       /usr/lib/x86_64-linux-gnu/libgcc_s.so.1)  # glibc dlopens it for pthread_exit (rping)
 if [ ! -f "$OUT/initrd/.done" ] || [ "$(cat "$OUT/initrd/.done")" != "${tools[*]}" ]; then
   log "assembling the initramfs"
   R="$OUT/rootfs"; I="$OUT/initrd"

@@ -6,9 +6,10 @@ set -u
 bin=$1
 . "$(dirname "$0")/../support/cli_check.sh"
 opts=(--iface --vdev-kind --ip --mac --peer-ip --peer-mac --side-ip --iters --size --bytes
-      --seed --rate-gbps --ack-timeout --timeout-s --drop-read-responses --transport)
+      --seed --rate-gbps --ack-timeout --timeout-s --drop-read-responses --transport --port
+      --count --verbose)
 out=$("$bin" --help 2>&1); check help 0 $? "$out" pingpong-server pingpong-client rdma-check \
-  perftest-server "${opts[@]}" "exit: 0 success"
+  perftest-server rping-server rping-client "${opts[@]}" "exit: 0 success"
 out=$("$bin" -h 2>&1); check help-short 0 $? "$out" "usage: rocemu-interop MODE"
 out=$("$bin" rdma-check --bytes 8 --help 2>&1); check help-after-mode 0 $? "$out" --drop-read-responses
 out=$("$bin" 2>&1); check no-mode 2 $? "$out" "no mode" "rocemu-interop --help"
@@ -21,4 +22,6 @@ check drop-outside-rdma-check 2 $? "$out" "--drop-read-responses is for rdma-che
 out=$("$bin" pingpong-client --transport rd 2>&1); check bad-transport 2 $? "$out" "--transport must be rc, uc or ud"
 out=$("$bin" rdma-check --transport ud 2>&1)
 check transport-outside-pingpong 2 $? "$out" "--transport is for pingpong-server and pingpong-client"
+out=$("$bin" rping-client --port 0 2>&1); check bad-port 2 $? "$out" "--port must be 1..65535"
+out=$("$bin" rping-server --count 0 2>&1); check bad-count 2 $? "$out" "--count must be positive"
 exit $fail

@@ -1,0 +1,20 @@
+# Guest: librdmacm's rping both ways with rocemu over rdma_cm (host side: host_rping.sh, in
+# this order). First rping -c against rocemu-interop rping-server (10.77.0.2, port 7174),
+# then rping -s for rocemu's rping-client (which also checks meanwhile that a port nobody
+# listens on is refused at once). 10 pings of 1024 bytes, data validated (-V) on the rping
+# side, the rping pattern checked on rocemu's.
+# rping -c does not retry a refused connection, and the rocemu server may take seconds to
+# listen on a loaded machine: the client is run again (after 1 s, up to 30 times) only while
+# rdma_cm reports the REJ of a port nobody listens on, before any RDMA traffic.
+n=0
+while :; do
+  out=$(timeout 60 rping -c -a 10.77.0.2 -p 7174 -C 10 -S 1024 -V -v 2>&1)
+  rc=$?
+  printf '%s\n' "$out"
+  case "$out" in
+    *REJECTED*) n=$((n + 1)); [ "$n" -lt 30 ] || exit 21; sleep 1 ;;
+    *) [ "$rc" -eq 0 ] || exit 22; break ;;
+  esac
+done
+printf '%s\n' "$out" | grep -q "ping data: rdma-ping-9: " || { echo "guest: no 10th ping"; exit 23; }
+timeout 60 rping -s -a 10.77.0.10 -p 7174 -C 10 -S 1024 -V -v || exit 24

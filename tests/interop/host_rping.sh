@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# host_rping.sh ROCEMU_INTEROP — the host side of guest_rping.sh, run by run_guest.sh in the
+# interop namespace: rocemu-interop rping-server for the guest's rping -c; then rping-client
+# to a port nobody listens on (the guest's rdma_cm must refuse it with REJ reason 8 within a
+# second or two, not leave it hanging); then rping-client against the guest's rping -s,
+# retried while the guest's server is not listening yet.
+set -euo pipefail
+interop="$1"
+"$interop" rping-server --count 10 --size 1024 --timeout-s 90
+set +e
+t0=$(date +%s%N)
+out=$("$interop" rping-client --port 7175 --count 1 --size 1024 --timeout-s 20 2>&1)
+rc=$?
+t1=$(date +%s%N)
+set -e
+printf '%s\n' "$out"
+[ "$rc" -ne 0 ] || { echo "host: a connection to a port nobody listens on succeeded" >&2; exit 1; }
+grep -qF "REJ reason 8" <<<"$out" || { echo "host: no REJ reason 8 in rocemu's output" >&2; exit 1; }
+ms=$(( (t1 - t0) / 1000000 ))
+echo "host: refused in $ms ms (tool start included)"
+[ "$ms" -lt 15000 ] || { echo "host: the refusal took $ms ms" >&2; exit 1; }
+for i in $(seq 1 30); do
+  set +e
+  out=$("$interop" rping-client --count 10 --size 1024 --verbose 1 --timeout-s 60 2>&1)
+  rc=$?
+  set -e
+  printf '%s\n' "$out"
+  [ "$rc" -eq 0 ] && exit 0
+  grep -qF "REJ reason 8" <<<"$out" || exit "$rc"
+  sleep 1
+done
+echo "host: the guest's rping -s never listened" >&2
+exit 1
