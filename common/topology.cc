@@ -95,21 +95,38 @@ std::vector<int> distances_to(const Topology& t, uint32_t dst) {
 }
 }  // namespace
 
-std::vector<std::vector<std::vector<uint16_t>>> Topology::shortest_path_ports() const {
-  std::vector<std::vector<std::vector<uint16_t>>> r(nodes_.size(),
-                                                    std::vector<std::vector<uint16_t>>(nodes_.size()));
+std::vector<std::vector<uint16_t>> Topology::shortest_path_ports(uint32_t n) const {
+  // Hop distances are symmetric (a link is up or down in both directions, and a path's
+  // reverse has the same inner nodes), so the distance from dst to n is distances_to(n)[dst]
+  // and from dst to n's neighbour v is distances_to(v)[dst]: one search from n and one per
+  // switch neighbour, instead of one per host (a K=16 fat tree: 17, not 1,024, per switch).
+  std::vector<std::vector<uint16_t>> r(nodes_.size());
+  const auto dn = distances_to(*this, n);
+  const auto& ports = nodes_.at(n).ports;
+  std::vector<std::vector<int>> dv(ports.size());
+  for (uint16_t p = 0; p < ports.size(); ++p) {
+    const uint32_t v = ports[p].peer.node;
+    if (!links_[ports[p].link].up || nodes_[v].kind != NodeKind::kSwitch) continue;
+    for (uint16_t q = 0; q < p && dv[p].empty(); ++q)
+      if (ports[q].peer.node == v && !dv[q].empty()) dv[p] = dv[q];  // parallel links
+    if (dv[p].empty()) dv[p] = distances_to(*this, v);
+  }
   for (uint32_t dst : hosts()) {
-    const auto d = distances_to(*this, dst);
-    for (uint32_t n = 0; n < nodes_.size(); ++n) {
-      if (n == dst || d[n] == kUnreached) continue;
-      for (uint16_t p = 0; p < nodes_[n].ports.size(); ++p) {
-        const auto& port = nodes_[n].ports[p];
-        if (!links_[port.link].up) continue;
-        const uint32_t v = port.peer.node;
-        if (d[v] == d[n] - 1 && (v == dst || nodes_[v].kind == NodeKind::kSwitch)) r[n][dst].push_back(p);
-      }
+    if (n == dst || dn[dst] == kUnreached) continue;
+    for (uint16_t p = 0; p < ports.size(); ++p) {
+      if (!links_[ports[p].link].up) continue;
+      const uint32_t v = ports[p].peer.node;
+      if (v == dst ? dn[dst] == 1 : !dv[p].empty() && dv[p][dst] == dn[dst] - 1)
+        r[dst].push_back(p);
     }
   }
+  return r;
+}
+
+std::vector<std::vector<std::vector<uint16_t>>> Topology::shortest_path_ports() const {
+  std::vector<std::vector<std::vector<uint16_t>>> r;
+  r.reserve(nodes_.size());
+  for (uint32_t n = 0; n < nodes_.size(); ++n) r.push_back(shortest_path_ports(n));
   return r;
 }
 
