@@ -9,6 +9,8 @@
 #include <deque>
 #include <limits>
 
+#include "common/topology_paths.h"
+
 namespace rocemu {
 
 uint32_t Topology::add_node(std::string name, NodeKind kind) {
@@ -141,19 +143,21 @@ std::vector<std::string> Topology::unreachable_host_pairs() const {
   return r;
 }
 
-Topology::PathInfo Topology::path_info(uint32_t a, uint32_t b) const {
-  PathInfo info;
-  const auto d = distances_to(*this, b);
+namespace {
+// The path from a to b along distances d = distances_to(b): the first port that descends
+// towards b at every node (deterministic).
+Topology::PathInfo walk_path(const Topology& t, const std::vector<int>& d, uint32_t a, uint32_t b) {
+  Topology::PathInfo info;
   if (d[a] == kUnreached || a == b) return info;
   info.bottleneck_bps = std::numeric_limits<uint64_t>::max();
   uint32_t n = a;
   while (n != b) {
-    // Follow the first port that descends towards b (deterministic).
-    for (const auto& p : nodes_[n].ports) {
+    for (const auto& p : t.node(n).ports) {
       const uint32_t v = p.peer.node;
-      if (links_[p.link].up && d[v] == d[n] - 1 && (v == b || nodes_[v].kind == NodeKind::kSwitch)) {
-        info.bottleneck_bps = std::min(info.bottleneck_bps, links_[p.link].rate_bps);
-        info.delay_ns += links_[p.link].delay_ns;
+      const TopoLink& l = t.links()[p.link];
+      if (l.up && d[v] == d[n] - 1 && (v == b || t.node(v).kind == NodeKind::kSwitch)) {
+        info.bottleneck_bps = std::min(info.bottleneck_bps, l.rate_bps);
+        info.delay_ns += l.delay_ns;
         ++info.hops;
         n = v;
         break;
@@ -161,6 +165,18 @@ Topology::PathInfo Topology::path_info(uint32_t a, uint32_t b) const {
     }
   }
   return info;
+}
+}  // namespace
+
+Topology::PathInfo Topology::path_info(uint32_t a, uint32_t b) const {
+  return walk_path(*this, distances_to(*this, b), a, b);
+}
+
+std::vector<Topology::PathInfo> path_infos_to(const Topology& t, uint32_t b) {
+  const auto d = distances_to(t, b);
+  std::vector<Topology::PathInfo> r(t.nodes().size());
+  for (uint32_t a = 0; a < t.nodes().size(); ++a) r[a] = walk_path(t, d, a, b);
+  return r;
 }
 
 std::string ipv4_to_string(uint32_t ip) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "common/topology_paths.h"
+
 namespace rocemu {
 
 TEST(ClosGenerator, PaperFabricHas30NodesAnd32Links) {
@@ -276,6 +278,15 @@ TEST(ShortestPaths, PerNodeSearchesEqualThePerDestinationDefinition) {
       for (const auto& v : want[n]) routes += v.size();
     }
     EXPECT_GT(routes, 0u);
+    for (uint32_t b : ts[i].hosts()) {  // one search per destination, as one per pair
+      const auto to_b = path_infos_to(ts[i], b);
+      for (uint32_t a : ts[i].hosts()) {
+        const Topology::PathInfo one = ts[i].path_info(a, b);
+        EXPECT_EQ(to_b[a].bottleneck_bps, one.bottleneck_bps) << i << ": " << a << "->" << b;
+        EXPECT_EQ(to_b[a].delay_ns, one.delay_ns) << i << ": " << a << "->" << b;
+        EXPECT_EQ(to_b[a].hops, one.hops) << i << ": " << a << "->" << b;
+      }
+    }
   }
 }
 
