@@ -9,6 +9,8 @@
 #include <deque>
 #include <limits>
 
+#include "common/topology_paths.h"
+
 namespace rocemu {
 
 uint32_t Topology::add_node(std::string name, NodeKind kind) {
@@ -95,21 +97,38 @@ std::vector<int> distances_to(const Topology& t, uint32_t dst) {
 }
 }  // namespace
 
-std::vector<std::vector<std::vector<uint16_t>>> Topology::shortest_path_ports() const {
-  std::vector<std::vector<std::vector<uint16_t>>> r(nodes_.size(),
-                                                    std::vector<std::vector<uint16_t>>(nodes_.size()));
+std::vector<std::vector<uint16_t>> Topology::shortest_path_ports(uint32_t n) const {
+  // Hop distances are symmetric (a link is up or down in both directions, and a path's
+  // reverse has the same inner nodes), so the distance from dst to n is distances_to(n)[dst]
+  // and from dst to n's neighbour v is distances_to(v)[dst]: one search from n and one per
+  // switch neighbour, instead of one per host (a K=16 fat tree: 17, not 1,024, per switch).
+  std::vector<std::vector<uint16_t>> r(nodes_.size());
+  const auto dn = distances_to(*this, n);
+  const auto& ports = nodes_.at(n).ports;
+  std::vector<std::vector<int>> dv(ports.size());
+  for (uint16_t p = 0; p < ports.size(); ++p) {
+    const uint32_t v = ports[p].peer.node;
+    if (!links_[ports[p].link].up || nodes_[v].kind != NodeKind::kSwitch) continue;
+    for (uint16_t q = 0; q < p && dv[p].empty(); ++q)
+      if (ports[q].peer.node == v && !dv[q].empty()) dv[p] = dv[q];  // parallel links
+    if (dv[p].empty()) dv[p] = distances_to(*this, v);
+  }
   for (uint32_t dst : hosts()) {
-    const auto d = distances_to(*this, dst);
-    for (uint32_t n = 0; n < nodes_.size(); ++n) {
-      if (n == dst || d[n] == kUnreached) continue;
-      for (uint16_t p = 0; p < nodes_[n].ports.size(); ++p) {
-        const auto& port = nodes_[n].ports[p];
-        if (!links_[port.link].up) continue;
-        const uint32_t v = port.peer.node;
-        if (d[v] == d[n] - 1 && (v == dst || nodes_[v].kind == NodeKind::kSwitch)) r[n][dst].push_back(p);
-      }
+    if (n == dst || dn[dst] == kUnreached) continue;
+    for (uint16_t p = 0; p < ports.size(); ++p) {
+      if (!links_[ports[p].link].up) continue;
+      const uint32_t v = ports[p].peer.node;
+      if (v == dst ? dn[dst] == 1 : !dv[p].empty() && dv[p][dst] == dn[dst] - 1)
+        r[dst].push_back(p);
     }
   }
+  return r;
+}
+
+std::vector<std::vector<std::vector<uint16_t>>> Topology::shortest_path_ports() const {
+  std::vector<std::vector<std::vector<uint16_t>>> r;
+  r.reserve(nodes_.size());
+  for (uint32_t n = 0; n < nodes_.size(); ++n) r.push_back(shortest_path_ports(n));
   return r;
 }
 
@@ -124,19 +143,21 @@ std::vector<std::string> Topology::unreachable_host_pairs() const {
   return r;
 }
 
-Topology::PathInfo Topology::path_info(uint32_t a, uint32_t b) const {
-  PathInfo info;
-  const auto d = distances_to(*this, b);
+namespace {
+// The path from a to b along distances d = distances_to(b): the first port that descends
+// towards b at every node (deterministic).
+Topology::PathInfo walk_path(const Topology& t, const std::vector<int>& d, uint32_t a, uint32_t b) {
+  Topology::PathInfo info;
   if (d[a] == kUnreached || a == b) return info;
   info.bottleneck_bps = std::numeric_limits<uint64_t>::max();
   uint32_t n = a;
   while (n != b) {
-    // Follow the first port that descends towards b (deterministic).
-    for (const auto& p : nodes_[n].ports) {
+    for (const auto& p : t.node(n).ports) {
       const uint32_t v = p.peer.node;
-      if (links_[p.link].up && d[v] == d[n] - 1 && (v == b || nodes_[v].kind == NodeKind::kSwitch)) {
-        info.bottleneck_bps = std::min(info.bottleneck_bps, links_[p.link].rate_bps);
-        info.delay_ns += links_[p.link].delay_ns;
+      const TopoLink& l = t.links()[p.link];
+      if (l.up && d[v] == d[n] - 1 && (v == b || t.node(v).kind == NodeKind::kSwitch)) {
+        info.bottleneck_bps = std::min(info.bottleneck_bps, l.rate_bps);
+        info.delay_ns += l.delay_ns;
         ++info.hops;
         n = v;
         break;
@@ -144,6 +165,18 @@ Topology::PathInfo Topology::path_info(uint32_t a, uint32_t b) const {
     }
   }
   return info;
+}
+}  // namespace
+
+Topology::PathInfo Topology::path_info(uint32_t a, uint32_t b) const {
+  return walk_path(*this, distances_to(*this, b), a, b);
+}
+
+std::vector<Topology::PathInfo> path_infos_to(const Topology& t, uint32_t b) {
+  const auto d = distances_to(t, b);
+  std::vector<Topology::PathInfo> r(t.nodes().size());
+  for (uint32_t a = 0; a < t.nodes().size(); ++a) r[a] = walk_path(t, d, a, b);
+  return r;
 }
 
 std::string ipv4_to_string(uint32_t ip) {

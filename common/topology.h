@@ -71,6 +71,9 @@ class Topology {
   /// that lie on a shortest path (in hops, over links that are up). result[node][dst_host]
   /// is empty when dst is unreachable or is the node itself.
   std::vector<std::vector<std::vector<uint16_t>>> shortest_path_ports() const;
+  /// The same for one node: result[dst_host] (what one switch's route table needs; set-up
+  /// cost O(degree x (nodes + links)), not O(hosts x (nodes + links))).
+  std::vector<std::vector<uint16_t>> shortest_path_ports(uint32_t node) const;
 
   /// Hosts pairs with no path between them, as "a->b" strings (empty when fully connected).
   std::vector<std::string> unreachable_host_pairs() const;

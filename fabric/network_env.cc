@@ -60,7 +60,9 @@ std::vector<SwitchSnapshot> NetworkEnv::reset(uint64_t seed) {
   cfg_.seed = seed;
   // WorkloadFabric keeps references to both configurations: they live as long as it does.
   wcfg_ = std::make_unique<workload::WorkloadConfig>(make_workload_config_of(cfg_));
-  if (!pool_) pool_ = std::make_unique<RunPool>(cfg_.testbed.pool_mbufs);
+  if (!pool_)
+    pool_ =
+        std::make_unique<RunPool>(cfg_.testbed.pool_mbufs, kPoolDataBytes, RunPool::Fault::kLazy);
   fabric_ = std::make_unique<WorkloadFabric>(cfg_, *wcfg_, pool_->get(), cfg_.workload_qps_per_pair);
   engine_ = std::make_unique<VirtualEngine>(cfg_.topology.topology, cfg_.topology.links, seed);
   for (uint32_t i = 0; i < fabric_->num_nodes(); ++i) engine_->attach(i, fabric_->node(i));

@@ -67,7 +67,7 @@ void prefault_pool(rte_mempool* pool) noexcept {
       nullptr);
 }
 
-RunPool::RunPool(uint32_t n, uint32_t data_bytes) {
+RunPool::RunPool(uint32_t n, uint32_t data_bytes, Fault fault) {
   static std::atomic<uint32_t> counter{0};
   const std::string name = "rocemu_run_" + std::to_string(counter.fetch_add(1));
   pool_ = rte_pktmbuf_pool_create(name.c_str(), n, 256, 0,
@@ -76,7 +76,7 @@ RunPool::RunPool(uint32_t n, uint32_t data_bytes) {
   if (!pool_)
     throw std::runtime_error("mbuf pool of " + std::to_string(n) +
                              " mbufs: " + std::string(rte_strerror(rte_errno)));
-  prefault_pool(pool_);
+  if (fault == Fault::kPrefault) prefault_pool(pool_);
 }
 
 RunPool::~RunPool() { rte_mempool_free(pool_); }

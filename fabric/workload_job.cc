@@ -70,7 +70,7 @@ uint64_t total_tx_packets(const Topology& t, const Engine& e) {
 WorkloadResult run_workload_virtual(const RunConfig& cfg, const WorkloadRunOptions& opt) {
   if (!cfg.workload) throw std::invalid_argument("run_workload_virtual: the run has no [workload]");
   const workload::WorkloadConfig wcfg = make_workload_config_of(cfg);
-  RunPool pool(cfg.testbed.pool_mbufs);
+  RunPool pool(cfg.testbed.pool_mbufs, kPoolDataBytes, RunPool::Fault::kLazy);
   WorkloadResult r;
   {
     VirtualEngine e(cfg.topology.topology, cfg.topology.links, cfg.seed);

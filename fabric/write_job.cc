@@ -246,7 +246,7 @@ constexpr TimeNs kRealtimePollNs = 10 * kNsPerUs;
 }  // namespace
 
 JobResult run_write_job_virtual(const RunConfig& cfg, const std::string& out_dir) {
-  RunPool pool(cfg.testbed.pool_mbufs);
+  RunPool pool(cfg.testbed.pool_mbufs, kPoolDataBytes, RunPool::Fault::kLazy);
   JobResult r;
   {
     VirtualEngine e(cfg.topology.topology, cfg.topology.links, cfg.seed);

@@ -37,8 +37,7 @@ DropReason to_drop_reason(RxDrop d) noexcept {
 }
 
 RouteTable::RouteTable(const Topology& topo, uint32_t node, uint64_t salt) : salt_(salt) {
-  const auto all = topo.shortest_path_ports();
-  const auto& mine = all.at(node);
+  const auto mine = topo.shortest_path_ports(node);
   size_t n = 0;
   for (uint32_t h : topo.hosts())
     if (!mine[h].empty()) ++n;

@@ -1,6 +1,8 @@
 // workload_topology.cc — hosts and per-pair ideal-FCT parameters from the topology.
 #include "fabric/workload/workload_topology.h"
 
+#include "common/topology_paths.h"
+
 namespace rocemu::workload {
 
 std::vector<HostSpec> hosts_from_topology(const Topology& topo) {
@@ -19,15 +21,20 @@ std::vector<HostSpec> hosts_from_topology(const Topology& topo) {
   return out;
 }
 
-IdealFctParams ideal_fct_params(const Topology& topo, uint32_t src, uint32_t dst,
-                                uint32_t mtu_bytes, bool count_fcs) {
-  const Topology::PathInfo path = topo.path_info(src, dst);
+namespace {
+IdealFctParams params_of(const Topology::PathInfo& path, uint32_t mtu_bytes, bool count_fcs) {
   IdealFctParams p;
   p.base_rtt_ns = 2 * path.delay_ns;
   p.bottleneck_bps = path.bottleneck_bps;
   p.mtu_bytes = mtu_bytes;
   p.count_fcs = count_fcs;
   return p;
+}
+}  // namespace
+
+IdealFctParams ideal_fct_params(const Topology& topo, uint32_t src, uint32_t dst,
+                                uint32_t mtu_bytes, bool count_fcs) {
+  return params_of(topo.path_info(src, dst), mtu_bytes, count_fcs);
 }
 
 std::vector<int32_t> host_index_by_node(const std::vector<HostSpec>& hosts, size_t num_nodes) {
@@ -41,9 +48,11 @@ std::vector<IdealFctParams> ideal_fct_table(const Topology& topo,
                                             uint32_t mtu_bytes) {
   const size_t n = hosts.size();
   std::vector<IdealFctParams> table(n * n);
-  for (size_t a = 0; a < n; ++a)
-    for (size_t b = 0; b < n; ++b)
-      if (a != b) table[a * n + b] = ideal_fct_params(topo, hosts[a].id, hosts[b].id, mtu_bytes);
+  for (size_t b = 0; b < n; ++b) {  // one search per destination
+    const auto to_b = path_infos_to(topo, hosts[b].id);
+    for (size_t a = 0; a < n; ++a)
+      if (a != b) table[a * n + b] = params_of(to_b[hosts[a].id], mtu_bytes, false);
+  }
   return table;
 }
 

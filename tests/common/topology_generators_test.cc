@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "common/topology_paths.h"
+
 namespace rocemu {
 
 TEST(ClosGenerator, PaperFabricHas30NodesAnd32Links) {
@@ -214,6 +216,78 @@ TEST(FatTreeGenerator, RatesDelaysOversubscriptionAndBadShapes) {
   p.k = 4;
   p.oversubscription = 0;
   EXPECT_NE(validate(p), "");
+}
+
+// Topology::shortest_path_ports computes a node's routes from searches rooted at the node and
+// its neighbours (distances are symmetric); checked here against the definition, one search
+// per destination: port p of n is a next hop to dst iff its peer is dst or a switch one hop
+// closer to dst, hop counts over up links with no host in the middle of a path.
+std::vector<std::vector<std::vector<uint16_t>>> reference_next_hops(const Topology& t) {
+  const size_t n_nodes = t.nodes().size();
+  std::vector<std::vector<std::vector<uint16_t>>> r(n_nodes,
+                                                    std::vector<std::vector<uint16_t>>(n_nodes));
+  for (uint32_t dst : t.hosts()) {
+    std::vector<int> d(n_nodes, -1);
+    std::vector<uint32_t> frontier{dst};
+    d[dst] = 0;
+    for (size_t i = 0; i < frontier.size(); ++i) {
+      const uint32_t u = frontier[i];
+      if (u != dst && t.node(u).kind == NodeKind::kHost) continue;
+      for (const auto& p : t.node(u).ports)
+        if (t.links()[p.link].up && d[p.peer.node] < 0) {
+          d[p.peer.node] = d[u] + 1;
+          frontier.push_back(p.peer.node);
+        }
+    }
+    for (uint32_t n = 0; n < n_nodes; ++n) {
+      if (n == dst || d[n] < 0) continue;
+      for (uint16_t p = 0; p < t.node(n).ports.size(); ++p) {
+        const auto& port = t.node(n).ports[p];
+        const uint32_t v = port.peer.node;
+        if (t.links()[port.link].up && d[v] == d[n] - 1 &&
+            (v == dst || t.node(v).kind == NodeKind::kSwitch))
+          r[n][dst].push_back(p);
+      }
+    }
+  }
+  return r;
+}
+
+TEST(ShortestPaths, PerNodeSearchesEqualThePerDestinationDefinition) {
+  std::vector<Topology> ts;
+  ts.push_back(make_fattree(FatTreeParams{}));
+  FatTreeParams over;
+  over.k = 6;
+  over.oversubscription = 2;
+  ts.push_back(make_fattree(over));
+  ts.push_back(make_clos(ClosParams{}));
+  // Failed links: unequal path counts, and a host whose only link is down (unreachable).
+  Topology cut = make_fattree(FatTreeParams{});
+  for (uint32_t l : {3u, 17u, 20u, 33u, 40u}) cut.mutable_links().at(l).up = false;
+  ts.push_back(cut);
+  Topology parallel = make_dumbbell(DumbbellParams{});  // plus a second bottleneck link
+  parallel.add_link(static_cast<uint32_t>(parallel.find("s0")),
+                    static_cast<uint32_t>(parallel.find("s1")), kBpsPerGbps, kNsPerUs);
+  ts.push_back(parallel);
+  for (size_t i = 0; i < ts.size(); ++i) {
+    const auto want = reference_next_hops(ts[i]);
+    EXPECT_EQ(ts[i].shortest_path_ports(), want) << "topology " << i;
+    size_t routes = 0;
+    for (uint32_t n = 0; n < ts[i].nodes().size(); ++n) {
+      EXPECT_EQ(ts[i].shortest_path_ports(n), want[n]) << "topology " << i << " node " << n;
+      for (const auto& v : want[n]) routes += v.size();
+    }
+    EXPECT_GT(routes, 0u);
+    for (uint32_t b : ts[i].hosts()) {  // one search per destination, as one per pair
+      const auto to_b = path_infos_to(ts[i], b);
+      for (uint32_t a : ts[i].hosts()) {
+        const Topology::PathInfo one = ts[i].path_info(a, b);
+        EXPECT_EQ(to_b[a].bottleneck_bps, one.bottleneck_bps) << i << ": " << a << "->" << b;
+        EXPECT_EQ(to_b[a].delay_ns, one.delay_ns) << i << ": " << a << "->" << b;
+        EXPECT_EQ(to_b[a].hops, one.hops) << i << ": " << a << "->" << b;
+      }
+    }
+  }
 }
 
 }  // namespace rocemu
