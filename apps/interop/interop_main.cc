@@ -35,8 +35,9 @@ constexpr const char* kHelp =
     "\n"
     "MODE\n"
     "  pingpong-server | pingpong-client  ibv_rc_pingpong's protocol (the peer runs\n"
-    "                                     `ibv_rc_pingpong -g 1 [server]`; with --transport\n"
-    "                                     uc|ud: ibv_uc_pingpong / ibv_ud_pingpong)\n"
+    "                                     `ibv_rc_pingpong -g 1 [server]`, or -g 0 with\n"
+    "                                     --gid-index 0; with --transport uc|ud:\n"
+    "                                     ibv_uc_pingpong / ibv_ud_pingpong)\n"
     "  rdma-check                         RDMA WRITE + READ + SEND each way, data verified\n"
     "                                     (the peer runs guest_rdma_check)\n"
     "  perftest-server                    passive server of --iters consecutive perftest\n"
@@ -53,6 +54,9 @@ constexpr const char* kHelp =
     "  --iters N (1000)                   pingpong round trips; perftest-server: clients served\n"
     "  --size BYTES (4096)                pingpong message size (ud: at most the MTU, 1024)\n"
     "  --transport rc|uc|ud (rc)          pingpong QP type: ibv_rc/uc/ud_pingpong's peer\n"
+    "  -g, --gid-index N (1)              pingpong (rc, uc): our GID, as rxe numbers them: 1\n"
+    "                                     IPv4-mapped, 0 the IPv6 link-local fe80:: of --mac\n"
+    "                                     (Neighbor Solicitations for it answered here)\n"
     "  --bytes BYTES (1048576)            rdma-check region size, a multiple of 8\n"
     "  --seed N (7)                       rdma-check data pattern; the NIC's random stream\n"
     "  --rate-gbps G (0 = unpaced)        pace our sends\n"
@@ -103,9 +107,11 @@ int main(int argc, char** argv) {
                                           {"ack-timeout", "14"},
                                           {"timeout-s", "60"},
                                           {"drop-read-responses", "0"},
-                                          {"transport", "rc"}};
+                                          {"transport", "rc"},
+                                          {"gid-index", "1"}};
   for (int i = 2; i < argc; i += 2) {
     std::string k = argv[i];
+    if (k == "-g") k = "--gid-index";
     if (k.rfind("--", 0) != 0 || !o.count(k.substr(2)) || i + 1 >= argc)
       return usage("bad option '" + k + "'");
     o[k.substr(2)] = argv[i + 1];
@@ -131,10 +137,15 @@ int main(int argc, char** argv) {
     so.timeout_ms = std::stoi(o["timeout-s"]) * 1000;
     so.ack_timeout = std::stoi(o["ack-timeout"]);
     so.read_response_loss = std::stod(o["drop-read-responses"]);
+    so.gid_index = std::stoi(o["gid-index"]);
   } catch (const std::exception&) {
     return usage("numeric option out of range");
   }
   if (so.ack_timeout < 0 || so.ack_timeout > 31) return usage("--ack-timeout must be 0..31");
+  if (so.gid_index < 0 || so.gid_index > 1)
+    return usage("--gid-index must be 0 (IPv6 link-local) or 1 (IPv4-mapped)");
+  if (so.gid_index != 1 && mode.rfind("pingpong", 0) != 0)
+    return usage("--gid-index is for the pingpong modes");
   if (!(so.read_response_loss >= 0 && so.read_response_loss < 0.5))
     return usage("--drop-read-responses must be in [0, 0.5)");
   if (so.read_response_loss > 0 && mode != "rdma-check")

@@ -30,6 +30,7 @@ struct ScenarioOptions {
   int ack_timeout = 14;   // local ACK timeout exponent: 4.096 us x 2^n (14: 67 ms)
   int timeout_ms = 60000;
   double read_response_loss = 0;  // fraction of received READ responses dropped (loss tests)
+  int gid_index = 1;  // pingpong: our GID (RoceHost::gid; 0 = IPv6 link-local, RC and UC)
 };
 
 int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt);

@@ -104,6 +104,7 @@ void Side::connect(uint32_t q, const nic::QpInfo& peer, const PerftestOptions& o
   co.access = access_of(o);
   co.path_mtu = nic::mtu_enum(o.mtu_bytes);
   co.timeout = o.qp_timeout;  // -1: the host's default
+  co.sgid_index = o.gid_index == 0 ? 0 : 1;
   if (int rc = nic::connect_rc(*host, qpns[q], peer, co))
     throw std::runtime_error("connect_rc of QP " + std::to_string(q) + ": errno " +
                              std::to_string(rc));

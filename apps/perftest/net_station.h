@@ -47,6 +47,7 @@ struct Station {
   std::unique_ptr<nic::RoceHost> host;
   Side side;
   interop::EndpointAddress self;
+  uint8_t gid_index = 1;  // -x: 1 IPv4-mapped (default), 0 IPv6 link-local
 
   /// Starts EAL (once) and the port; `half` is the per-QP buffer half. Throws on failure.
   Station(const PerftestOptions& o, const interop::EndpointAddress& me,
