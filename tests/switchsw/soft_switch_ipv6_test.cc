@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "common/rng.h"
 #include "switchsw/soft_switch.h"
 #include "tests/support/eal_env.h"
 #include "tests/switchsw/frames.h"
@@ -209,6 +210,32 @@ TEST_F(SoftSwitchIpv6Test, AReceivedPfcPausesAnIpv6QueueAsAnIpv4One) {
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(test::ipv6_of(m)->hop_limit, 63);
   rte_pktmbuf_free(m);
+}
+
+TEST_F(SoftSwitchIpv6Test, MutatedIpv6FramesAreForwardedOrDroppedAndNoMbufLeaks) {
+  Star6 star(3);
+  SoftSwitch s(SwitchParams{}, star.topo, star.sw, pool_, 1);
+  const unsigned before = rte_mempool_avail_count(pool_);
+  Rng r(5);
+  uint64_t out = 0;
+  for (int i = 0; i < 5000; ++i) {
+    FrameSpec f = star.spec(static_cast<int>(r.next() % 3), static_cast<int>(r.next() % 3));
+    f.frame_bytes = 60 + static_cast<uint32_t>(r.next() % 1000);
+    rte_mbuf* m = make_frame(pool_, f);
+    ASSERT_NE(m, nullptr);
+    uint8_t* d = rte_pktmbuf_mtod(m, uint8_t*);
+    for (int k = 0; k < 3; ++k) d[r.next() % 60] = static_cast<uint8_t>(r.next());  // headers
+    if (r.next() % 4 == 0)
+      rte_pktmbuf_trim(m, static_cast<uint16_t>(r.next() % (f.frame_bytes - 1)));
+    rx1(s, 0, m);
+    for (uint16_t p = 0; p < 3; ++p)
+      while (rte_mbuf* o = s.tx(p, 0)) {
+        ++out;
+        rte_pktmbuf_free(o);
+      }
+  }
+  EXPECT_GT(out, 100u);
+  EXPECT_EQ(rte_mempool_avail_count(pool_), before) << "every frame forwarded or freed";
 }
 
 }  // namespace
