@@ -56,6 +56,14 @@ int64_t Topology::find_host_by_ip(uint32_t ipv4) const noexcept {
   return -1;
 }
 
+int64_t Topology::find_host_by_ipv6(const Ipv6Addr& a) const noexcept {
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].kind == NodeKind::kHost)
+      for (const Ipv6Addr& mine : nodes_[i].ipv6)
+        if (mine == a) return static_cast<int64_t>(i);
+  return -1;
+}
+
 std::vector<uint32_t> Topology::hosts() const {
   std::vector<uint32_t> r;
   for (uint32_t i = 0; i < nodes_.size(); ++i)
@@ -188,6 +196,74 @@ std::optional<uint32_t> parse_ipv4(const std::string& s) noexcept {
   in_addr a{};
   if (inet_pton(AF_INET, s.c_str(), &a) != 1) return std::nullopt;
   return ntohl(a.s_addr);
+}
+
+std::string ipv6_to_string(const Ipv6Addr& a) {
+  char buf[INET6_ADDRSTRLEN];
+  if (!inet_ntop(AF_INET6, a.data(), buf, sizeof buf)) return "?";
+  return buf;
+}
+
+std::optional<Ipv6Addr> parse_ipv6(const std::string& s) noexcept {
+  Ipv6Addr a{};
+  if (inet_pton(AF_INET6, s.c_str(), a.data()) != 1) return std::nullopt;
+  return a;
+}
+
+Ipv6Addr link_local_ipv6(const MacAddr& mac) noexcept {
+  Ipv6Addr a{};
+  a[0] = 0xfe;
+  a[1] = 0x80;
+  a[8] = static_cast<uint8_t>(mac[0] ^ 0x02);  // the universal/local bit, inverted
+  a[9] = mac[1];
+  a[10] = mac[2];
+  a[11] = 0xff;
+  a[12] = 0xfe;
+  a[13] = mac[3];
+  a[14] = mac[4];
+  a[15] = mac[5];
+  return a;
+}
+
+std::optional<MacAddr> mac_of_link_local(const Ipv6Addr& a) noexcept {
+  for (int i = 2; i < 8; ++i)
+    if (a[i] != 0) return std::nullopt;
+  if (a[0] != 0xfe || a[1] != 0x80 || a[11] != 0xff || a[12] != 0xfe) return std::nullopt;
+  return MacAddr{static_cast<uint8_t>(a[8] ^ 0x02), a[9], a[10], a[13], a[14], a[15]};
+}
+
+Ipv6Addr ipv4_mapped_ipv6(uint32_t ipv4) noexcept {
+  Ipv6Addr a{};
+  a[10] = a[11] = 0xff;
+  a[12] = static_cast<uint8_t>(ipv4 >> 24);
+  a[13] = static_cast<uint8_t>(ipv4 >> 16);
+  a[14] = static_cast<uint8_t>(ipv4 >> 8);
+  a[15] = static_cast<uint8_t>(ipv4);
+  return a;
+}
+
+bool is_ipv4_mapped(const Ipv6Addr& a, uint32_t* ipv4) noexcept {
+  for (int i = 0; i < 10; ++i)
+    if (a[i] != 0) return false;
+  if (a[10] != 0xff || a[11] != 0xff) return false;
+  if (ipv4) *ipv4 = uint32_t{a[12]} << 24 | uint32_t{a[13]} << 16 | uint32_t{a[14]} << 8 | a[15];
+  return true;
+}
+
+MacAddr ipv6_multicast_mac(const Ipv6Addr& a) noexcept {
+  return {0x33, 0x33, a[12], a[13], a[14], a[15]};
+}
+
+Ipv6Addr solicited_node_ipv6(const Ipv6Addr& a) noexcept {
+  Ipv6Addr s{};
+  s[0] = 0xff;
+  s[1] = 0x02;
+  s[11] = 0x01;
+  s[12] = 0xff;
+  s[13] = a[13];
+  s[14] = a[14];
+  s[15] = a[15];
+  return s;
 }
 
 std::string mac_to_string(const MacAddr& m) {

@@ -19,6 +19,8 @@ namespace rocemu {
 enum class NodeKind : uint8_t { kHost, kSwitch };
 
 using MacAddr = std::array<uint8_t, 6>;
+/// An IPv6 address (or a RoCEv2 GID), network byte order.
+using Ipv6Addr = std::array<uint8_t, 16>;
 
 struct PortRef {
   uint32_t node = 0;
@@ -43,6 +45,7 @@ struct TopoNode {
   std::string name;
   NodeKind kind = NodeKind::kHost;
   uint32_t ipv4 = 0;   // host byte order; hosts only (switches route, they do not terminate)
+  std::vector<Ipv6Addr> ipv6;  // configured IPv6 addresses (hosts only; GID indexes 2, 3, ...)
   std::vector<TopoPort> ports;
 };
 
@@ -64,6 +67,8 @@ class Topology {
   int64_t find(const std::string& name) const noexcept;
   /// Index of the host with `ipv4`, or -1.
   int64_t find_host_by_ip(uint32_t ipv4) const noexcept;
+  /// Index of the host with the configured IPv6 address `a`, or -1.
+  int64_t find_host_by_ipv6(const Ipv6Addr& a) const noexcept;
   std::vector<uint32_t> hosts() const;
   std::vector<uint32_t> switches() const;
 
@@ -93,6 +98,26 @@ std::string ipv4_to_string(uint32_t ipv4);
 /// A dotted-decimal IPv4 address (inet_pton's form: four decimal bytes, no leading zeros)
 /// in host order; nullopt for anything else.
 std::optional<uint32_t> parse_ipv4(const std::string& s) noexcept;
+/// RFC 5952 text of an IPv6 address ("fe80::5054:ff:fe77:11").
+std::string ipv6_to_string(const Ipv6Addr& a);
+/// An IPv6 address in any RFC 4291 text form (inet_pton); nullopt for anything else.
+std::optional<Ipv6Addr> parse_ipv6(const std::string& s) noexcept;
+/// The link-local address fe80::/64 with the modified EUI-64 interface identifier of `mac`
+/// (RFC 4291 appendix A: U/L bit flipped, ff:fe in the middle), as Linux gives an interface
+/// and rxe puts at GID index 0.
+Ipv6Addr link_local_ipv6(const MacAddr& mac) noexcept;
+/// The MAC of a link-local address made by link_local_ipv6() (ff:fe in the middle), or
+/// nullopt for any other address.
+std::optional<MacAddr> mac_of_link_local(const Ipv6Addr& a) noexcept;
+/// The IPv4-mapped address ::ffff:a.b.c.d of a host-order IPv4 address (RFC 4291 2.5.5.2).
+Ipv6Addr ipv4_mapped_ipv6(uint32_t ipv4) noexcept;
+/// True for ::ffff:0:0/96; `ipv4` (host order) gets the embedded address.
+bool is_ipv4_mapped(const Ipv6Addr& a, uint32_t* ipv4 = nullptr) noexcept;
+/// 33:33:xx:xx:xx:xx, the Ethernet multicast address of IPv6 multicast `a` (RFC 2464 7).
+MacAddr ipv6_multicast_mac(const Ipv6Addr& a) noexcept;
+/// ff02::1:ffXX:XXXX, the solicited-node multicast address of `a` (RFC 4291 2.7.1).
+Ipv6Addr solicited_node_ipv6(const Ipv6Addr& a) noexcept;
+
 /// "aa:bb:cc:dd:ee:ff" (lower-case hex).
 std::string mac_to_string(const MacAddr& mac);
 /// Six ':'-separated bytes of one or two hex digits each (either case) to a MAC; nullopt

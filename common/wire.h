@@ -1,6 +1,8 @@
 // wire.h — on-the-wire headers of RoCEv2 and the frames around it.
 //
-// Ethernet II, 802.1Qbb PFC (MAC control), IPv4 (DSCP/ECN), UDP, and the InfiniBand
+// Ethernet II, 802.1Qbb PFC (MAC control), IPv4 (DSCP/ECN), IPv6 (RFC 8200: Traffic Class
+// = DSCP << 2 | ECN, flow label, hop limit), ICMPv6 neighbour discovery (RFC 4861), UDP,
+// and the InfiniBand
 // transport headers RoCEv2 carries in UDP port 4791 (IBTA Vol. 1 rel. 1.4 ch. 9 and
 // RoCEv2 annex A17): BTH (9.2), RETH (9.3.3), AETH (9.3.5), ImmDt (9.3.4).
 // Structs are byte arrays in network order with accessors in host order, so they have no
@@ -30,10 +32,12 @@ inline void put64(uint8_t* p, uint64_t v) noexcept { put32(p, uint32_t(v >> 32))
 
 inline constexpr uint16_t kEtherTypeIpv4 = 0x0800;
 inline constexpr uint16_t kEtherTypeArp = 0x0806;
+inline constexpr uint16_t kEtherTypeIpv6 = 0x86DD;
 inline constexpr uint16_t kEtherTypeVlan = 0x8100;
 inline constexpr uint16_t kEtherTypeMacControl = 0x8808;
 inline constexpr uint16_t kPfcOpcode = 0x0101;
 inline constexpr uint8_t kIpProtoUdp = 17;
+inline constexpr uint8_t kIpProtoIcmpv6 = 58;
 inline constexpr uint16_t kRoceV2Port = 4791;
 inline constexpr uint32_t kIcrcBytes = 4;
 /// 01:80:C2:00:00:01, the MAC control multicast address PAUSE/PFC frames are sent to.
@@ -117,6 +121,62 @@ struct Ipv4 {
   }
 };
 static_assert(sizeof(Ipv4) == 20);
+
+/// IPv6 fixed header (RFC 8200 section 3): version(4) | traffic class(8) | flow label(20),
+/// payload length (bytes after this header), next header, hop limit, addresses.
+struct Ipv6 {
+  uint8_t vtcfl_be[4];
+  uint8_t payload_length_be[2];
+  uint8_t next_header;
+  uint8_t hop_limit;
+  uint8_t src[16];
+  uint8_t dst[16];
+
+  uint8_t version() const noexcept { return vtcfl_be[0] >> 4; }
+  uint8_t traffic_class() const noexcept {
+    return static_cast<uint8_t>((vtcfl_be[0] & 0x0f) << 4 | vtcfl_be[1] >> 4);
+  }
+  void set_traffic_class(uint8_t tc) noexcept {
+    vtcfl_be[0] = static_cast<uint8_t>((vtcfl_be[0] & 0xf0) | tc >> 4);
+    vtcfl_be[1] = static_cast<uint8_t>((tc & 0x0f) << 4 | (vtcfl_be[1] & 0x0f));
+  }
+  uint8_t dscp() const noexcept { return traffic_class() >> 2; }
+  uint8_t ecn() const noexcept { return traffic_class() & 0x3; }
+  void set_ecn(uint8_t e) noexcept {
+    set_traffic_class(static_cast<uint8_t>((traffic_class() & 0xfc) | (e & 0x3)));
+  }
+  uint32_t flow_label() const noexcept { return detail::get24(vtcfl_be + 1) & 0xfffff; }
+  /// Version 6, `tc`, `flow_label` (20 bits).
+  void set_vtcfl(uint8_t tc, uint32_t flow_label) noexcept {
+    detail::put32(vtcfl_be, 6u << 28 | uint32_t{tc} << 20 | (flow_label & 0xfffff));
+  }
+  uint16_t payload_length() const noexcept { return detail::get16(payload_length_be); }
+  void set_payload_length(uint16_t v) noexcept { detail::put16(payload_length_be, v); }
+};
+static_assert(sizeof(Ipv6) == 40);
+
+/// The 16-bit one's complement sum of `len` bytes (RFC 1071), added to `sum`, unfolded.
+inline uint32_t ones_sum(uint32_t sum, const uint8_t* p, uint32_t len) noexcept {
+  for (uint32_t i = 0; i + 1 < len; i += 2) sum += detail::get16(p + i);
+  if (len & 1) sum += uint32_t{p[len - 1]} << 8;
+  return sum;
+}
+/// The UDP or ICMPv6 checksum over IPv6 (RFC 8200 section 8.1): the pseudo-header (source,
+/// destination, upper-layer length, next header) and `len` bytes of the upper-layer packet
+/// at `l4`, the 16-bit checksum field at l4 + `checksum_off` taken as zero. (A UDP sender
+/// sends 0xFFFF for a computed 0.)
+inline uint16_t ipv6_l4_checksum(const Ipv6& ip, const uint8_t* l4, uint32_t len,
+                                 uint8_t next_header, uint32_t checksum_off) noexcept {
+  uint32_t sum = ones_sum(0, ip.src, 16);
+  sum = ones_sum(sum, ip.dst, 16);
+  sum += len >> 16;
+  sum += len & 0xffff;
+  sum += next_header;
+  sum = ones_sum(sum, l4, checksum_off);
+  sum = ones_sum(sum, l4 + checksum_off + 2, len - checksum_off - 2);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<uint16_t>(~sum);
+}
 
 inline constexpr uint8_t kEcnNotEct = 0;
 inline constexpr uint8_t kEcnEct1 = 1;
@@ -259,5 +319,9 @@ inline constexpr uint32_t kIpOff = sizeof(Ethernet);
 inline constexpr uint32_t kUdpOff = kIpOff + sizeof(Ipv4);
 inline constexpr uint32_t kBthOff = kUdpOff + sizeof(Udp);
 inline constexpr uint32_t kRoceHeadersBytes = kBthOff + sizeof(Bth);  // 54
+/// The same over IPv6 (no extension headers): 20 bytes more.
+inline constexpr uint32_t kUdp6Off = kIpOff + sizeof(Ipv6);
+inline constexpr uint32_t kBth6Off = kUdp6Off + sizeof(Udp);
+inline constexpr uint32_t kRoce6HeadersBytes = kBth6Off + sizeof(Bth);  // 74
 
 }  // namespace rocemu::wire

@@ -51,6 +51,15 @@ Topology read_explicit(ConfigReader& top, std::vector<LinkOptions>& opts,
           n.error("ipv4", "not a dotted IPv4 address");
         }
       }
+      for (const std::string& a6 : n.string_array("ipv6", {})) {
+        if (kind != "host") {
+          n.error("ipv6", "only hosts have an address");
+        } else if (const auto a = parse_ipv6(a6); !a || is_ipv4_mapped(*a) || (*a)[0] == 0xff) {
+          n.error("ipv6", "'" + a6 + "' is not a unicast IPv6 address");
+        } else {
+          t.mutable_nodes()[idx].ipv6.push_back(*a);
+        }
+      }
     }
     n.finish();
   }
@@ -186,6 +195,11 @@ void check_topology(const Topology& t, const std::string& path, ConfigErrors& er
       if (t.node(hs[i]).ipv4 == t.node(hs[j]).ipv4)
         errors.add(path + ".nodes." + t.node(hs[j]).name + ".ipv4",
                    ipv4_to_string(t.node(hs[j]).ipv4), "same address as " + t.node(hs[i]).name);
+  for (size_t i = 0; i < hs.size(); ++i)
+    for (const Ipv6Addr& a : t.node(hs[i]).ipv6)
+      if (t.find_host_by_ipv6(a) != static_cast<int64_t>(hs[i]))
+        errors.add(path + ".nodes." + t.node(hs[i]).name + ".ipv6", ipv6_to_string(a),
+                   "same address as " + t.node(static_cast<uint32_t>(t.find_host_by_ipv6(a))).name);
   const auto pairs = t.unreachable_host_pairs();
   constexpr size_t kMaxListed = 20;
   for (size_t i = 0; i < pairs.size() && i < kMaxListed; ++i)

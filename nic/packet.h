@@ -1,13 +1,16 @@
-// packet.h — parsing and building RoCEv2 frames (Ethernet II / IPv4 / UDP 4791 / BTH / ext
-// headers / payload / pad / ICRC), as Linux rxe puts them on the wire (rxe_net.c,
-// rxe_hdr.h): IPv4 DF, TTL 64, UDP checksum 0, P_Key 0xFFFF, ICRC stored LSB first
-// (IBTA Vol. 1 ch. 9, annex A17.4). Also the reasons a received frame is dropped.
+// packet.h — parsing and building RoCEv2 frames (Ethernet II / IPv4 or IPv6 / UDP 4791 /
+// BTH / ext headers / payload / pad / ICRC), as Linux rxe puts them on the wire (rxe_net.c,
+// rxe_hdr.h): IPv4 DF, TTL 64; IPv6 hop limit 64, next header UDP, no extension headers;
+// UDP checksum 0 (rxe sends 0 over IPv6 too and accepts it; a non-zero checksum received is
+// verified), P_Key 0xFFFF, ICRC stored LSB first (IBTA Vol. 1 ch. 9, annex A17.4). Also the
+// reasons a received frame is dropped.
 // Sizes in bytes; offsets from the start of the Ethernet header.
 #pragma once
 
 #include <array>
 #include <cstdint>
 
+#include "common/topology.h"
 #include "common/wire.h"
 
 namespace rocemu::nic {
@@ -18,9 +21,9 @@ enum class RxDrop : uint8_t {
   kNone = 0,
   kTruncated,             // shorter than the headers it claims
   kNonContiguous,         // multi-segment mbuf
-  kNotIpv4,               // an ethertype other than IPv4 or MAC control
-  kIpHeader,              // version/IHL/length/fragment
-  kNotForMe,              // IPv4 destination is not this host
+  kNotIpv4,               // an ethertype other than IPv4, IPv6 or MAC control
+  kIpHeader,              // version/IHL/length/fragment; IPv6: version/payload length
+  kNotForMe,              // IP destination is not this host (IPv6: none of its GIDs)
   kNotRoce,               // not UDP to port 4791
   kUdpLength,             // UDP length disagrees with the IP length
   kBthVersion,            // TVer != 0
@@ -44,6 +47,7 @@ enum class RxDrop : uint8_t {
   kQkeyMismatch,          // UD: DETH Q_Key differs from the QP's (silent drop, IBTA 9.6.2)
   kNoRecvWqe,             // UD/UC: no receive WQE posted (silent drop: no RNR NAK without ACKs)
   kUcMessageDropped,      // UC: packet of a message broken by a PSN gap (IBTA 9.8.3 silent drop)
+  kUdpChecksum,           // IPv6: a non-zero UDP checksum that is wrong (RFC 8200 8.1)
   kCount
 };
 inline constexpr int kNumRxDrops = static_cast<int>(RxDrop::kCount);
@@ -53,7 +57,11 @@ const char* rx_drop_name(RxDrop r) noexcept;
 struct RocePacket {
   uint8_t* frame = nullptr;
   std::array<uint8_t, 6> dst_mac{}, src_mac{};
-  uint8_t ttl = 0;
+  bool ipv6 = false;  // IPv6 (src_ip6/dst_ip6, flow_label) rather than IPv4
+  Ipv6Addr src_ip6{}, dst_ip6{};
+  uint32_t flow_label = 0;    // IPv6
+  uint16_t udp_checksum = 0;  // as received (0 from rxe)
+  uint8_t ttl = 0;            // IPv4 TTL or IPv6 hop limit
   uint16_t ip_frag = 0;  // flags and fragment offset
   bool mig_req = false;
   uint8_t resv8a = 0;  // BTH byte 4: FECN (bit 7) / BECN (bit 6) of the IBA CC annex
@@ -61,9 +69,9 @@ struct RocePacket {
   uint32_t payload_off = 0;  // first payload byte
   uint32_t payload_len = 0;  // without pad
   uint32_t icrc_off = 0;
-  uint32_t src_ip = 0, dst_ip = 0;
+  uint32_t src_ip = 0, dst_ip = 0;  // IPv4 (0 for IPv6)
   uint16_t ip_id = 0;
-  uint8_t tos = 0;
+  uint8_t tos = 0;  // IPv4 TOS or IPv6 Traffic Class: DSCP << 2 | ECN
   uint16_t udp_sport = 0;
   uint8_t opcode = 0;
   uint32_t op_flags = 0;
@@ -82,7 +90,7 @@ struct RocePacket {
   uint32_t qkey = 0, src_qpn = 0;  // DETH (UD)
 };
 
-/// Parses Ethernet/IPv4/UDP/BTH and the opcode's extended headers of `frame[0..len)`.
+/// Parses Ethernet/IPv4 or IPv6/UDP/BTH and the opcode's extended headers of `frame[0..len)`.
 /// Checks lengths, versions and the opcode table; does not check the ICRC or any QP state.
 RxDrop parse_roce(uint8_t* frame, uint32_t len, RocePacket& out) noexcept;
 
@@ -94,17 +102,28 @@ uint32_t encode_roce(const RocePacket& p, const uint8_t* payload, uint8_t* out) 
 
 /// True if the ICRC stored in the packet matches the one computed over it.
 bool icrc_ok(const RocePacket& p) noexcept;
+/// True unless `p` is IPv6 with a non-zero UDP checksum that is wrong (0 means none: rxe
+/// sends and accepts it).
+bool udp_checksum_ok(const RocePacket& p) noexcept;
+/// The UDP checksum (RFC 8200 8.1, checksum field taken as 0) of the IPv6 RoCE frame at
+/// `frame`; its payload length must be consistent with the frame.
+uint16_t udp_checksum_ipv6(const uint8_t* frame) noexcept;
 
 /// The per-QP constant part of every frame: Ethernet, IPv4, UDP and the BTH fields that do
 /// not change per packet (P_Key, destination QPN).
 struct FrameTemplate {
-  std::array<uint8_t, wire::kRoceHeadersBytes> bytes{};
+  std::array<uint8_t, wire::kRoce6HeadersBytes> bytes{};
+  uint8_t header_bytes = wire::kRoceHeadersBytes;  // 54 (IPv4) or 74 (IPv6)
 };
 
 struct FrameAddress {
   std::array<uint8_t, 6> dst_mac{}, src_mac{};
-  uint32_t src_ip = 0, dst_ip = 0;  // host order
-  uint8_t tos = 0;                  // DSCP << 2 | ECN
+  uint32_t src_ip = 0, dst_ip = 0;  // host order (IPv4)
+  bool ipv6 = false;                // IPv6 with src_ip6/dst_ip6 instead
+  Ipv6Addr src_ip6{}, dst_ip6{};
+  uint32_t flow_label = 0;  // IPv6, 20 bits
+  uint8_t hop_limit = 64;   // IPv6
+  uint8_t tos = 0;          // DSCP << 2 | ECN (IPv6: the Traffic Class)
   uint16_t udp_sport = 0xC000;
   uint16_t pkey = 0xFFFF;
   uint32_t dqpn = 0;
@@ -120,13 +139,19 @@ uint32_t write_headers(uint8_t* frame, const FrameTemplate& t, uint8_t opcode, u
                        bool ack_req, bool solicited, uint32_t ext_bytes, uint32_t payload_len,
                        uint16_t ip_id) noexcept;
 
-/// Total frame bytes for `ext_bytes` of extended headers and `payload_len` of payload.
+/// Total frame bytes over IPv4 for `ext_bytes` of extended headers and `payload_len` of
+/// payload.
 constexpr uint32_t frame_bytes(uint32_t ext_bytes, uint32_t payload_len) noexcept {
   return wire::kRoceHeadersBytes + ext_bytes + ((payload_len + 3) & ~3u) + wire::kIcrcBytes;
 }
+/// The same for frames of template `t` (IPv4 or IPv6).
+constexpr uint32_t frame_bytes(const FrameTemplate& t, uint32_t ext_bytes,
+                               uint32_t payload_len) noexcept {
+  return t.header_bytes + ext_bytes + ((payload_len + 3) & ~3u) + wire::kIcrcBytes;
+}
 
-/// Zeroes the pad bytes (count from the BTH) and stores the ICRC (position from the IP
-/// total length) of a frame written by write_headers().
+/// Zeroes the pad bytes (count from the BTH) and stores the ICRC (position from the IPv4
+/// total length or the IPv6 payload length) of a frame written by write_headers().
 void seal_frame(uint8_t* frame) noexcept;
 
 /// UDP source port of a QP (entropy for ECMP): 0xC000 | 14 bits of a hash of both QPNs.

@@ -232,6 +232,10 @@ struct Qp {
   bool destroyed = false;  // destroy_qp(): RESET, its number free for the next create_qp
   uint32_t pd = 0, send_cq = 0, recv_cq = 0;
   uint32_t dest_qpn = 0, dest_ip = 0;
+  bool ipv6 = false;        // the path is IPv6 (IBV_QP_AV with a dgid that is not IPv4-mapped)
+  Ipv6Addr dest_ip6{};      // IPv6 path: the peer's address (dgid)
+  uint8_t sgid_index = 1;   // IPv6 path: the source GID's index (1 = IPv4 for IPv4 paths)
+  uint32_t flow_label = 0;  // IPv6 path: grh.flow_label
   uint32_t initial_psn = 0;
   uint8_t timeout = 14, retry_cnt = 7, rnr_retry = 7, min_rnr_timer = 1;
   uint8_t max_rd_atomic = 1, max_dest_rd_atomic = 1;

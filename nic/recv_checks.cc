@@ -1,13 +1,13 @@
 // recv_checks.cc — validation of every received frame before any role sees it (as rxe_recv.c
-// and rxe_hdr checks): Ethernet/IPv4/UDP/BTH lengths and versions (packet.cc), destination
-// address, P_Key (IBTA 9.6.1.1: the default partition 0xFFFF), ICRC (annex A17.3.3),
-// destination QP, the opcode's transport (RC, UC, UD) against the QP's type, source address
-// (not for UD), opcode legal in the QP state (10.3.1). A transport rocemu does not implement
-// (RD, XRC, vendor opcodes) or one that is not the QP's is counted, and logged rate-limited
-// with its name, so that a peer speaking it is told apart from a silent hang. A frame failing
-// any check is dropped and counted under its reason; dispatch then goes to the completer
-// (responses), the responder (requests; UC: uc.cc), UD's receive (datagram.cc) or the
-// congestion hooks (CNP).
+// and rxe_hdr checks): Ethernet/IPv4 or IPv6/UDP/BTH lengths and versions (packet.cc),
+// destination address (IPv6: one of the host's GIDs), a non-zero IPv6 UDP checksum, P_Key
+// (IBTA 9.6.1.1: the default partition 0xFFFF), ICRC (annex A17.3.3), destination QP, the opcode's
+// transport (RC, UC, UD) against the QP's type, source address (not for UD), opcode legal in the QP
+// state (10.3.1). A transport rocemu does not implement (RD, XRC, vendor opcodes) or one that is
+// not the QP's is counted, and logged rate-limited with its name, so that a peer speaking it is
+// told apart from a silent hang. A frame failing any check is dropped and counted under its reason;
+// dispatch then goes to the completer (responses), the responder (requests; UC: uc.cc), UD's
+// receive (datagram.cc) or the congestion hooks (CNP).
 #include <cstdio>
 
 #include "common/log.h"
@@ -25,9 +25,12 @@ void RoceHost::receive(uint8_t* frame, uint32_t len, TimeNs now) noexcept {
   }
   RocePacket p;
   RxDrop why = parse_roce(frame, len, p);
-  if (why == RxDrop::kNone && p.dst_ip != ipv4_) why = RxDrop::kNotForMe;
+  if (why == RxDrop::kNone && (p.ipv6 ? !has_ipv6(p.dst_ip6) : p.dst_ip != ipv4_)) [[unlikely]]
+    why = RxDrop::kNotForMe;
   if (why == RxDrop::kNone && p.pkey != 0xFFFF && p.pkey != 0x7FFF) why = RxDrop::kBadPkey;
   if (why == RxDrop::kNone && !icrc_ok(p)) why = RxDrop::kIcrc;
+  if (why == RxDrop::kNone && p.ipv6 && !udp_checksum_ok(p)) [[unlikely]]
+    why = RxDrop::kUdpChecksum;
   if (why == RxDrop::kBadOpcode && !transport_implemented(p.opcode)) [[unlikely]] {
     transport_error(RxDrop::kUnsupportedTransport, p, nullptr, now);
     return;
@@ -78,7 +81,9 @@ Qp* RoceHost::check_packet(const RocePacket& p, TimeNs now) noexcept {
     return nullptr;
   } else if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT) {
     why = RxDrop::kQpState;  // a QP that is not connected has no peer yet: nothing may reach it
-  } else if (qp->qp_type != IBV_QPT_UD && p.src_ip != qp->dest_ip) {
+  } else if (qp->qp_type != IBV_QPT_UD &&
+             (p.ipv6 != qp->ipv6 ||
+              (p.ipv6 ? p.src_ip6 != qp->dest_ip6 : p.src_ip != qp->dest_ip))) {
     why = RxDrop::kWrongSource;  // (UD takes datagrams from anyone, checked by Q_Key)
   } else if (!opcode_legal_in_state(p.opcode, qp->state)) {
     why = RxDrop::kQpState;
@@ -102,9 +107,7 @@ void RoceHost::transport_error(RxDrop why, const RocePacket& p, const Qp* qp, Ti
   ++counters_.drops[static_cast<int>(why)];
   last_foreign_opcode_ = p.opcode;
   if (!transport_log_->allow(now)) return;
-  char src[16];
-  std::snprintf(src, sizeof src, "%u.%u.%u.%u", p.src_ip >> 24, (p.src_ip >> 16) & 0xff,
-                (p.src_ip >> 8) & 0xff, p.src_ip & 0xff);
+  const std::string src = p.ipv6 ? ipv6_to_string(p.src_ip6) : ipv4_to_string(p.src_ip);
   const uint64_t more = transport_log_->suppressed();
   if (why == RxDrop::kUnsupportedTransport) {
     spdlog::warn(

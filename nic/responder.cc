@@ -55,18 +55,18 @@ rte_mbuf* RoceHost::responder_ctl(Qp& qp) noexcept {
   uint8_t* f = nullptr;
   if (qp.cnp_pending) {
     // RoCEv2 CNP (annex A17.9.3): BTH opcode 0x81 to the requester's QP, 16 reserved bytes.
-    rte_mbuf* m = alloc_frame(frame_bytes(16, 0), f);
+    rte_mbuf* m = alloc_frame(frame_bytes(qp.ctl_tmpl, 16, 0), f);
     if (!m) [[unlikely]]
       return nullptr;
     const uint32_t at = write_headers(f, qp.ctl_tmpl, kCnp, 0, false, false, 16, 0, ip_id_++);
     std::memset(f + at, 0, 16);
-    reinterpret_cast<Bth*>(f + kBthOff)->resv8a = 0x40;  // BECN, as CNPs on the wire carry
+    reinterpret_cast<Bth*>(f + at - sizeof(Bth))->resv8a = 0x40;  // BECN, as CNPs carry
     seal_frame(f);
     qp.cnp_pending = false;
     ++counters_.cnps_sent;
     return m;
   }
-  rte_mbuf* m = alloc_frame(frame_bytes(sizeof(Aeth), 0), f);
+  rte_mbuf* m = alloc_frame(frame_bytes(qp.ctl_tmpl, sizeof(Aeth), 0), f);
   if (!m) [[unlikely]]
     return nullptr;
   const uint32_t at = write_headers(f, qp.ctl_tmpl, kRcAcknowledge, qp.ctl_psn, false, false,
@@ -98,7 +98,7 @@ rte_mbuf* RoceHost::responder_read_next(Qp& qp) noexcept {
   if (job.atomic) return responder_atomic_ack(qp, job);
   const uint32_t ext = (first || last) ? sizeof(Aeth) : 0;
   uint8_t* f = nullptr;
-  rte_mbuf* m = alloc_frame(frame_bytes(ext, n), f);
+  rte_mbuf* m = alloc_frame(frame_bytes(qp.data_tmpl, ext, n), f);
   if (!m) [[unlikely]]
     return nullptr;
   uint32_t at =
@@ -436,7 +436,7 @@ bool RoceHost::respond_atomic(Qp& qp, const RocePacket& p) noexcept {
 rte_mbuf* RoceHost::responder_atomic_ack(Qp& qp, ReadJob& job) noexcept {
   constexpr uint32_t ext = sizeof(Aeth) + sizeof(AtomicAckEth);
   uint8_t* f = nullptr;
-  rte_mbuf* m = alloc_frame(frame_bytes(ext, 0), f);
+  rte_mbuf* m = alloc_frame(frame_bytes(qp.data_tmpl, ext, 0), f);
   if (!m) [[unlikely]]
     return nullptr;
   // In the stream of response jobs, on the data priority as READ responses.

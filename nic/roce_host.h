@@ -42,6 +42,7 @@ struct QpInfo {
   uint32_t qpn = 0;
   uint32_t psn = 0;   // the QP's initial send PSN
   uint32_t ipv4 = 0;  // host order
+  Ipv6Addr gid{};     // the peer's GID when not all zero (else ::ffff:ipv4)
 };
 
 struct QpInitAttr {
@@ -116,9 +117,11 @@ class RoceHost final : public rocemu::Node {
   /// QPs created and not destroyed.
   uint32_t live_qps() const noexcept { return live_qps_; }
   /// ibv_modify_qp: RESET->INIT->RTR->RTS, any->ERR/RESET. Honours IBV_QP_STATE,
-  /// IBV_QP_ACCESS_FLAGS, IBV_QP_PATH_MTU, IBV_QP_AV (dgid = IPv4-mapped peer address,
-  /// grh.traffic_class -> DSCP when non-zero), IBV_QP_DEST_QPN, IBV_QP_RQ_PSN, IBV_QP_SQ_PSN,
-  /// IBV_QP_TIMEOUT, IBV_QP_RETRY_CNT, IBV_QP_RNR_RETRY, IBV_QP_MIN_RNR_TIMER,
+  /// IBV_QP_ACCESS_FLAGS, IBV_QP_PATH_MTU, IBV_QP_AV (an IPv4-mapped dgid: RoCEv2 over IPv4
+  /// from the host's address, whatever sgid_index; any other dgid: RoCEv2 over IPv6 from GID
+  /// grh.sgid_index, which must be an IPv6 GID of gid(), with grh.flow_label; EINVAL
+  /// otherwise; grh.traffic_class -> DSCP when non-zero), IBV_QP_DEST_QPN, IBV_QP_RQ_PSN,
+  /// IBV_QP_SQ_PSN, IBV_QP_TIMEOUT, IBV_QP_RETRY_CNT, IBV_QP_RNR_RETRY, IBV_QP_MIN_RNR_TIMER,
   /// IBV_QP_MAX_QP_RD_ATOMIC, IBV_QP_MAX_DEST_RD_ATOMIC, and for UD IBV_QP_QKEY. RC and UC
   /// need AV, DEST_QPN, RQ_PSN and PATH_MTU for RTR; UD needs none of them (its peers are
   /// named per work request). Every type needs SQ_PSN for RTS. Returns 0 or EINVAL.
@@ -178,6 +181,14 @@ class RoceHost final : public rocemu::Node {
   /// them for every QP an event touched.
   std::string check_invariants() const;
   uint32_t ipv4() const noexcept { return ipv4_; }
+  /// The GID table as Linux rxe builds it for a netdev (rxe's RoCEv2 GIDs): index 0 the
+  /// link-local fe80::/64 address of the port's MAC (modified EUI-64), 1 the IPv4-mapped
+  /// address, 2, 3, ... the host's configured IPv6 addresses (topology nodes[].ipv6).
+  /// False for an index past the end.
+  bool gid(uint32_t index, ibv_gid& out) const noexcept;
+  uint32_t num_gids() const noexcept { return static_cast<uint32_t>(gids_.size()); }
+  /// True if `a` is one of this host's IPv6 GIDs (index 0 or >= 2).
+  bool has_ipv6(const Ipv6Addr& a) const noexcept;
   const NicParams& params() const noexcept { return params_; }
   /// The slot (0, 1, ... in creation order, reused after destroy_qp) of QP `qpn`, or -1 if
   /// no QP of this host has that number; and the number of a slot. QPNs are 0x11 + slot, or
@@ -275,6 +286,8 @@ class RoceHost final : public rocemu::Node {
   /// The addresses of a frame from QP `src_qpn` of this host to `dst_ip` / `dst_qpn`.
   FrameAddress frame_address(uint32_t src_qpn, uint32_t dst_ip, uint32_t dst_qpn,
                              uint8_t tos) const noexcept;
+  /// The same for QP `qp`'s path (IPv4 or IPv6) with `tos`.
+  FrameAddress frame_address(const Qp& qp, uint8_t tos) const noexcept;
   void rebuild_templates(Qp& qp) noexcept;
   // host_io.cc
   rte_mbuf* alloc_frame(uint32_t bytes, uint8_t*& frame) noexcept;
@@ -292,6 +305,7 @@ class RoceHost final : public rocemu::Node {
   uint32_t node_index_;
   uint32_t ipv4_;
   std::array<uint8_t, 6> mac_{}, peer_mac_{};
+  std::vector<Ipv6Addr> gids_;  // gid(): [1] is IPv4-mapped
   uint64_t link_rate_bps_ = 0;
   CongestionHooks* hooks_ = nullptr;
   uint64_t window_bytes_ = 0;
@@ -337,6 +351,9 @@ std::string pfc_and_pool_text(const NicCounters& c, uint64_t paused_ns);
 
 /// IPv4-mapped GID (::ffff:a.b.c.d) of a host-order IPv4 address, as rxe uses for RoCEv2.
 ibv_gid ipv4_mapped_gid(uint32_t ipv4) noexcept;
+/// An IPv6 address as a GID and back.
+ibv_gid gid_of(const Ipv6Addr& a) noexcept;
+Ipv6Addr ipv6_of(const ibv_gid& g) noexcept;
 
 /// Options of connect_rc(); defaults from the host's NicParams when 0.
 struct ConnectOptions {
@@ -347,6 +364,7 @@ struct ConnectOptions {
   int max_dest_rd_atomic = -1;  // -1: max_rd_atomic (the RDMA READs/atomics the peer may send)
   uint8_t traffic_class = 0;  // 0: the host's data DSCP
   int64_t sq_psn = -1;        // -1: the QP's initial PSN; else the PSN it starts sending with
+  uint8_t sgid_index = 1;     // the local GID (an IPv6 one for an IPv6 peer GID)
 };
 
 /// Moves `qpn` of `host` RESET->INIT->RTR->RTS towards `peer` without any handshake (a

@@ -31,6 +31,30 @@ ibv_gid ipv4_mapped_gid(uint32_t ipv4) noexcept {
   return g;
 }
 
+ibv_gid gid_of(const Ipv6Addr& a) noexcept {
+  ibv_gid g{};
+  std::memcpy(g.raw, a.data(), 16);
+  return g;
+}
+
+Ipv6Addr ipv6_of(const ibv_gid& g) noexcept {
+  Ipv6Addr a{};
+  std::memcpy(a.data(), g.raw, 16);
+  return a;
+}
+
+bool RoceHost::gid(uint32_t index, ibv_gid& out) const noexcept {
+  if (index >= gids_.size()) return false;
+  out = gid_of(gids_[index]);
+  return true;
+}
+
+bool RoceHost::has_ipv6(const Ipv6Addr& a) const noexcept {
+  for (size_t i = 0; i < gids_.size(); ++i)
+    if (i != 1 && gids_[i] == a) return true;
+  return false;
+}
+
 ibv_mtu mtu_enum(uint32_t bytes) noexcept {
   switch (bytes) {
     case 256:
@@ -62,8 +86,8 @@ RoceHost::RoceHost(const NicParams& params, const Topology& topo, uint32_t node_
   if (n.kind != NodeKind::kHost || n.ports.empty())
     throw std::invalid_argument("RoceHost: node '" + n.name + "' is not a host with a port");
   if (!pool) throw std::invalid_argument("RoceHost: no mbuf pool");
-  // The largest frame: headers, RETH (or AETH), one MTU of payload, ICRC.
-  const uint32_t frame_bytes = wire::kRoceHeadersBytes + 16 + params.mtu_bytes + 4;
+  // The largest frame: headers (IPv6), RETH (or AETH), one MTU of payload, ICRC.
+  const uint32_t frame_bytes = wire::kRoce6HeadersBytes + 16 + params.mtu_bytes + 4;
   const uint32_t room = rte_pktmbuf_data_room_size(pool) - RTE_PKTMBUF_HEADROOM;
   if (frame_bytes > room)
     throw std::invalid_argument("RoceHost: [nic] mtu_bytes = " + std::to_string(params.mtu_bytes) +
@@ -72,6 +96,9 @@ RoceHost::RoceHost(const NicParams& params, const Topology& topo, uint32_t node_
                                 " (af_xdp ports: mtu_bytes <= 1024)");
   ipv4_ = n.ipv4;
   mac_ = n.ports[0].mac;
+  gids_.push_back(link_local_ipv6(mac_));
+  gids_.push_back(ipv4_mapped_ipv6(ipv4_));
+  gids_.insert(gids_.end(), n.ipv6.begin(), n.ipv6.end());
   const PortRef peer = n.ports[0].peer;
   peer_mac_ = topo.node(peer.node).ports.at(peer.port).mac;
   link_rate_bps_ = topo.links().at(n.ports[0].link).rate_bps;
@@ -247,8 +274,19 @@ FrameAddress RoceHost::frame_address(uint32_t src_qpn, uint32_t dst_ip, uint32_t
   return a;
 }
 
+FrameAddress RoceHost::frame_address(const Qp& qp, uint8_t tos) const noexcept {
+  FrameAddress a = frame_address(qp.qpn, qp.dest_ip, qp.dest_qpn, tos);
+  if (qp.ipv6) {
+    a.ipv6 = true;
+    a.src_ip6 = gids_[qp.sgid_index];
+    a.dst_ip6 = qp.dest_ip6;
+    a.flow_label = qp.flow_label;
+  }
+  return a;
+}
+
 void RoceHost::rebuild_templates(Qp& qp) noexcept {
-  FrameAddress a = frame_address(qp.qpn, qp.dest_ip, qp.dest_qpn, qp.tos);
+  FrameAddress a = frame_address(qp, qp.tos);
   qp.data_tmpl = make_template(a);
   qp.data_priority = params_.dscp_to_priority[qp.tos >> 2];
   a.tos = static_cast<uint8_t>(params_.control_dscp << 2);
@@ -295,6 +333,14 @@ int RoceHost::modify_qp(uint32_t qpn, const ibv_qp_attr& attr, int mask) {
     return EINVAL;
 
   if ((mask & IBV_QP_QKEY) && qp->qp_type != IBV_QPT_UD) return EINVAL;
+  if (mask & IBV_QP_AV) {
+    // An IPv6 path needs an IPv6 source GID and a unicast destination.
+    const Ipv6Addr dgid = ipv6_of(attr.ah_attr.grh.dgid);
+    const uint8_t sgid = attr.ah_attr.grh.sgid_index;
+    if (!is_ipv4_mapped(dgid) &&
+        (sgid == 1 || sgid >= gids_.size() || dgid[0] == 0xff || dgid == Ipv6Addr{}))
+      return EINVAL;
+  }
   if (mask & IBV_QP_QKEY) qp->qkey = attr.qkey;
   if (qp->qp_type == IBV_QPT_UD && next == IBV_QPS_INIT && cur == IBV_QPS_RESET) {
     // UD frames take the DSCP of their address handle (create_ah); the QP's transmit
@@ -303,8 +349,21 @@ int RoceHost::modify_qp(uint32_t qpn, const ibv_qp_attr& attr, int mask) {
   }
   if (mask & IBV_QP_ACCESS_FLAGS) qp->access = static_cast<int>(attr.qp_access_flags);
   if (mask & IBV_QP_AV) {
-    const uint8_t* g = attr.ah_attr.grh.dgid.raw;
-    qp->dest_ip = uint32_t{g[12]} << 24 | uint32_t{g[13]} << 16 | uint32_t{g[14]} << 8 | g[15];
+    const Ipv6Addr dgid = ipv6_of(attr.ah_attr.grh.dgid);
+    uint32_t dest_ip = 0;
+    if (is_ipv4_mapped(dgid, &dest_ip)) {
+      qp->ipv6 = false;
+      qp->dest_ip = dest_ip;
+      qp->sgid_index = 1;
+    } else {
+      // RoCEv2 over IPv6 (annex A17.4.2): from the IPv6 GID the source index names.
+      const uint8_t sgid = attr.ah_attr.grh.sgid_index;
+      qp->ipv6 = true;
+      qp->dest_ip = 0;
+      qp->dest_ip6 = dgid;
+      qp->sgid_index = sgid;
+      qp->flow_label = attr.ah_attr.grh.flow_label & 0xfffff;
+    }
     const uint8_t tclass = attr.ah_attr.grh.traffic_class;
     const uint8_t dscp = tclass != 0 ? static_cast<uint8_t>(tclass >> 2) : params_.data_dscp;
     qp->tos = static_cast<uint8_t>(dscp << 2 | (params_.ecn_capable ? wire::kEcnEct0 : 0));
@@ -558,7 +617,8 @@ int connect_rc(RoceHost& host, uint32_t qpn, const QpInfo& peer, const ConnectOp
                                                                           : opt.max_rd_atomic);
   a.min_rnr_timer = p.min_rnr_timer;
   a.ah_attr.is_global = 1;
-  a.ah_attr.grh.dgid = ipv4_mapped_gid(peer.ipv4);
+  a.ah_attr.grh.dgid = peer.gid != Ipv6Addr{} ? gid_of(peer.gid) : ipv4_mapped_gid(peer.ipv4);
+  a.ah_attr.grh.sgid_index = opt.sgid_index;
   a.ah_attr.grh.traffic_class = opt.traffic_class;
   a.ah_attr.grh.hop_limit = 64;
   if (int rc = host.modify_qp(qpn, a,

@@ -57,6 +57,32 @@ RouteTable::RouteTable(const Topology& topo, uint32_t node, uint64_t salt) : sal
     slots_[i] = e;
     ++routes_;
   }
+  size_t n6 = 0;
+  for (uint32_t h : topo.hosts())
+    if (!mine[h].empty()) n6 += topo.node(h).ipv6.size();
+  if (n6 == 0) return;
+  const size_t cap6 = std::bit_ceil(std::max<size_t>(4, n6 * 2));
+  slots6_.assign(cap6, Entry{});
+  addr6_.assign(cap6, Ipv6Addr{});
+  mask6_ = static_cast<uint32_t>(cap6 - 1);
+  for (uint32_t h : topo.hosts()) {
+    const auto& ports = mine[h];
+    if (ports.empty()) continue;
+    // The host's IPv4 route's next hops (added above).
+    const Entry* v4 = find(topo.node(h).ipv4);
+    for (const Ipv6Addr& a : topo.node(h).ipv6) {
+      if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) continue;  // link-local: not routed
+      Entry e;
+      e.first = v4 ? v4->first : static_cast<uint16_t>(next_hops_.size());
+      e.count = static_cast<uint16_t>(ports.size());
+      if (!v4) next_hops_.insert(next_hops_.end(), ports.begin(), ports.end());
+      uint32_t i = slot_of(fold_ipv6(a.data())) & mask6_;
+      while (slots6_[i].count != 0 && addr6_[i] != a) i = (i + 1) & mask6_;
+      if (slots6_[i].count == 0) ++routes6_;
+      slots6_[i] = e;
+      addr6_[i] = a;
+    }
+  }
 }
 
 }  // namespace rocemu::sw

@@ -1,15 +1,21 @@
-// forwarding.h — static IPv4 routes with ECMP, and the per-packet L3 rewrite of the switch.
+// forwarding.h — static IPv4 and IPv6 routes with ECMP, and the per-packet L3 rewrite of the
+// switch.
 //
 // Routes come from Topology::shortest_path_ports() (equal-cost next-hop ports per host
-// destination). Lookup is an open-addressing hash table keyed by the destination address
-// (no allocation after construction). ECMP picks a next hop from a hash of the 5-tuple
-// (src/dst IPv4, protocol, UDP/TCP ports) salted per switch, so one flow keeps one path and a
-// run replays for a given seed (RFC 2992 hash-threshold selection, Lemire multiply-shift).
+// destination): one per host IPv4 address, and one per configured host IPv6 address
+// (topology nodes[].ipv6; link-local fe80::/10 destinations are never routed, RFC 4291 2.5.6).
+// Lookup is an open-addressing hash table keyed by the destination address (no allocation
+// after construction). ECMP picks a next hop from a hash of the 5-tuple (src/dst address,
+// protocol, UDP/TCP ports; IPv6 addresses folded to 32 bits with the flow label) salted per
+// switch, so one flow keeps one path and a run replays for a given seed (RFC 2992
+// hash-threshold selection, Lemire multiply-shift). RoCEv2 puts its per-QP entropy in the
+// UDP source port, over IPv6 as over IPv4.
 // The TTL decrement updates the IPv4 checksum incrementally (RFC 1624 eqn. 3); the RoCEv2
 // ICRC masks TTL and TOS, so it stays valid. Units: addresses in host byte order.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "common/telemetry.h"
@@ -21,12 +27,12 @@ namespace rocemu::sw {
 /// Why the switch refused a frame (finer than telemetry's DropReason; see to_drop_reason()).
 enum class RxDrop : uint8_t {
   kShort = 0,     // shorter than its headers
-  kNotIpv4,       // ethertype not IPv4 (and not PFC), or IP version != 4
+  kNotIpv4,       // ethertype neither IPv4 nor IPv6 (and not PFC), or a wrong IP version
   kBadIhl,        // IHL < 5
-  kBadLength,     // IPv4 total length inconsistent with the frame
+  kBadLength,     // IPv4 total length / IPv6 payload length inconsistent with the frame
   kBadControl,    // MAC control frame that is not a valid PFC frame
   kUnknownDst,    // no route to the destination address
-  kTtlExpired,    // TTL <= 1
+  kTtlExpired,    // TTL (IPv6: hop limit) <= 1
   kBufferFull,    // shared-buffer admission refused a lossy packet
   kHeadroomFull,  // lossless packet with headroom exhausted
   kPfcWatchdog,   // discarded by the PFC watchdog's drop action during a storm
@@ -47,6 +53,13 @@ inline uint32_t ecmp_hash(uint32_t src, uint32_t dst, uint8_t proto, uint16_t sp
   uint64_t h = mix(salt ^ (uint64_t{src} << 32 | dst));
   h = mix(h ^ (uint64_t{proto} << 32 | uint64_t{sport} << 16 | dport));
   return static_cast<uint32_t>(h >> 32);
+}
+
+/// The 32-bit fold of an IPv6 address for ecmp_hash (XOR of its four words), with `mix`
+/// (the flow label for the source address) XORed in.
+inline uint32_t fold_ipv6(const uint8_t* a, uint32_t mix = 0) noexcept {
+  return wire::detail::get32(a) ^ wire::detail::get32(a + 4) ^ wire::detail::get32(a + 8) ^
+         wire::detail::get32(a + 12) ^ mix;
 }
 
 /// Decrements the TTL of `ip` (> 1) and updates its checksum incrementally.
@@ -80,12 +93,24 @@ class RouteTable {
       i = (i + 1) & mask_;
     }
   }
+  /// The route to IPv6 address `a` (16 bytes), or nullptr if none.
+  const Entry* find6(const uint8_t* a) const noexcept {
+    if (slots6_.empty()) return nullptr;
+    uint32_t i = slot_of(fold_ipv6(a)) & mask6_;
+    while (true) {
+      const Entry& e = slots6_[i];
+      if (e.count == 0) return nullptr;
+      if (std::memcmp(addr6_[i].data(), a, 16) == 0) return &e;
+      i = (i + 1) & mask6_;
+    }
+  }
   /// Egress port for a flow hashing to `hash` along route `e`.
   uint16_t select(const Entry& e, uint32_t hash) const noexcept {
     return next_hops_[e.first + ((uint64_t{hash} * e.count) >> 32)];
   }
   uint64_t salt() const noexcept { return salt_; }
   size_t size() const noexcept { return routes_; }
+  size_t size6() const noexcept { return routes6_; }
 
  private:
   uint32_t slot_of(uint32_t ipv4) const noexcept {
@@ -94,6 +119,10 @@ class RouteTable {
   std::vector<Entry> slots_;
   std::vector<uint16_t> next_hops_;
   uint32_t mask_ = 0;
+  std::vector<Entry> slots6_;    // IPv6 routes (Entry::ipv4 unused), empty if none
+  std::vector<Ipv6Addr> addr6_;  // the address of each slots6_ slot
+  uint32_t mask6_ = 0;
+  size_t routes6_ = 0;
   uint64_t salt_;
   size_t routes_ = 0;
 };

@@ -163,6 +163,7 @@ void SoftSwitch::forward(uint16_t in_port, rte_mbuf* m, TimeNs now) noexcept {
   const uint16_t ethertype = eth->ethertype();
   if (ethertype != wire::kEtherTypeIpv4) [[unlikely]] {
     if (ethertype == wire::kEtherTypeMacControl) return handle_mac_control(in_port, m, now);
+    if (ethertype == wire::kEtherTypeIpv6) return forward_ipv6(in_port, m, now);
     return drop(m, in_port, RxDrop::kNotIpv4);
   }
   if (seg_len < wire::kIpOff + sizeof(wire::Ipv4)) [[unlikely]]
@@ -204,14 +205,27 @@ void SoftSwitch::forward(uint16_t in_port, rte_mbuf* m, TimeNs now) noexcept {
                         : routes_.select(*route, ecmp_hash(ip->src(), ip->dst(), ip->protocol,
                                                            sport, dport, routes_.salt()));
 
+  if (!admit(in_port, out_port, prio, pkt_len, m)) [[unlikely]]
+    return;
+  decrement_ttl(*ip);
+  enqueue(in_port, out_port, prio, pkt_len, m, now);
+}
+
+bool SoftSwitch::admit(uint16_t in_port, uint16_t out_port, uint8_t prio, uint32_t pkt_len,
+                       rte_mbuf* m) noexcept {
   // Shared-buffer admission: ingress (in_port, prio), then egress (out_port, prio).
   Admit a = mmu_.ingress_check(in_port, prio, pkt_len);
   if (a == Admit::kOk) a = mmu_.egress_check(out_port, prio, pkt_len);
-  if (a != Admit::kOk) [[unlikely]]
-    return drop(m, out_port,
-                a == Admit::kHeadroomFull ? RxDrop::kHeadroomFull : RxDrop::kBufferFull);
+  if (a != Admit::kOk) [[unlikely]] {
+    drop(m, out_port, a == Admit::kHeadroomFull ? RxDrop::kHeadroomFull : RxDrop::kBufferFull);
+    return false;
+  }
+  return true;
+}
 
-  decrement_ttl(*ip);
+void SoftSwitch::enqueue(uint16_t in_port, uint16_t out_port, uint8_t prio, uint32_t pkt_len,
+                         rte_mbuf* m, TimeNs now) noexcept {
+  auto* eth = rte_pktmbuf_mtod(m, wire::Ethernet*);
   PortState& out = ports_[out_port];
   std::memcpy(eth->dst, out.peer_mac.data(), 6);
   std::memcpy(eth->src, out.mac.data(), 6);
@@ -237,6 +251,49 @@ void SoftSwitch::forward(uint16_t in_port, rte_mbuf* m, TimeNs now) noexcept {
   if ((lossless_mask_ >> prio) & 1 && !((ports_[in_port].xoff_active >> prio) & 1) &&
       mmu_.should_pause(in_port, prio)) [[unlikely]]
     start_xoff(in_port, prio, now);
+}
+
+void SoftSwitch::forward_ipv6(uint16_t in_port, rte_mbuf* m, TimeNs now) noexcept {
+  // RFC 8200: the fixed header; no extension headers are looked into (RoCEv2 has none), so
+  // the L4 ports are read only when the next header is UDP.
+  uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
+  const uint32_t seg_len = rte_pktmbuf_data_len(m);
+  const uint32_t pkt_len = rte_pktmbuf_pkt_len(m);
+  if (seg_len < wire::kIpOff + sizeof(wire::Ipv6)) [[unlikely]]
+    return drop(m, in_port, RxDrop::kShort);
+  auto* ip = reinterpret_cast<wire::Ipv6*>(data + wire::kIpOff);
+  if (ip->version() != 6) [[unlikely]]
+    return drop(m, in_port, RxDrop::kNotIpv4);
+  const uint32_t payload = ip->payload_length();
+  if (payload > pkt_len - wire::kUdp6Off) [[unlikely]]
+    return drop(m, in_port, RxDrop::kBadLength);
+  const RouteTable::Entry* route = routes_.find6(ip->dst);
+  if (!route) [[unlikely]]
+    return drop(m, in_port, RxDrop::kUnknownDst);
+  if (ip->hop_limit <= 1) [[unlikely]]
+    return drop(m, in_port, RxDrop::kTtlExpired);
+  uint8_t prio = dscp_map_[ip->dscp()];
+  uint16_t sport = 0, dport = 0;
+  if (ip->next_header == wire::kIpProtoUdp && payload >= sizeof(wire::Udp) &&
+      seg_len >= wire::kUdp6Off + sizeof(wire::Udp)) {
+    const auto* udp = reinterpret_cast<const wire::Udp*>(data + wire::kUdp6Off);
+    sport = udp->src_port();
+    dport = udp->dst_port();
+    if (dport == wire::kRoceV2Port && seg_len >= wire::kRoce6HeadersBytes) {
+      const uint8_t opcode = data[wire::kBth6Off];
+      if (opcode == wire::kCnp || (acks_to_control_ && opcode == wire::kRcAcknowledge))
+        prio = cnp_priority_;
+    }
+  }
+  const uint16_t out_port =
+      route->count == 1 ? routes_.select(*route, 0)
+                        : routes_.select(*route, ecmp_hash(fold_ipv6(ip->src, ip->flow_label()),
+                                                           fold_ipv6(ip->dst), ip->next_header,
+                                                           sport, dport, routes_.salt()));
+  if (!admit(in_port, out_port, prio, pkt_len, m)) [[unlikely]]
+    return;
+  --ip->hop_limit;  // no header checksum in IPv6; the ICRC masks the hop limit
+  enqueue(in_port, out_port, prio, pkt_len, m, now);
 }
 
 void SoftSwitch::start_xoff(uint16_t port, int prio, TimeNs now) noexcept {

@@ -119,6 +119,14 @@ class SoftSwitch final : public rocemu::Node {
 
   void drop(rte_mbuf* m, uint16_t count_port, RxDrop why) noexcept;
   void forward(uint16_t in_port, rte_mbuf* m, TimeNs now) noexcept;
+  void forward_ipv6(uint16_t in_port, rte_mbuf* m, TimeNs now) noexcept;
+  /// Shared-buffer admission of a packet for (in_port, prio) -> (out_port, prio); false if
+  /// refused (the packet is then dropped and counted).
+  bool admit(uint16_t in_port, uint16_t out_port, uint8_t prio, uint32_t pkt_len,
+             rte_mbuf* m) noexcept;
+  /// L2 rewrite, buffer accounting, the egress FIFO, PFC XOFF (after admit()).
+  void enqueue(uint16_t in_port, uint16_t out_port, uint8_t prio, uint32_t pkt_len, rte_mbuf* m,
+               TimeNs now) noexcept;
   void handle_mac_control(uint16_t port, rte_mbuf* m, TimeNs now) noexcept;
   rte_mbuf* build_pfc(uint16_t port) noexcept;
   rte_mbuf* dequeue(uint16_t port, TimeNs now) noexcept;

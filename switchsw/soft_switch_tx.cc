@@ -84,13 +84,26 @@ rte_mbuf* SoftSwitch::dequeue(uint16_t port, TimeNs now) noexcept {
   const uint32_t len = rte_pktmbuf_pkt_len(m);
   // RED-ECN on the bytes the packet leaves behind; ECT packets of data queues only.
   if (ecn_enabled_ && !((control_mask_ >> prio) & 1)) {
+    auto* eth = rte_pktmbuf_mtod(m, wire::Ethernet*);
     auto* ip = rte_pktmbuf_mtod_offset(m, wire::Ipv4*, wire::kIpOff);
-    const uint8_t ecn = ip->ecn();
-    if ((ecn == wire::kEcnEct0 || ecn == wire::kEcnEct1) &&
-        p.red.mark(mmu_.egress_bytes(port, prio), rng_)) {
-      ip->set_tos_update_checksum(static_cast<uint8_t>((ip->tos & 0xfc) | wire::kEcnCe));
-      ++p.ctr.ecn_marked_packets;
-      p.ctr.ecn_marked_bytes += len;
+    if (eth->ethertype() == wire::kEtherTypeIpv6) [[unlikely]] {
+      // IPv6: ECN is the low 2 bits of the Traffic Class (RFC 3168 5), no header checksum.
+      auto* ip6 = reinterpret_cast<wire::Ipv6*>(ip);
+      const uint8_t ecn = ip6->ecn();
+      if ((ecn == wire::kEcnEct0 || ecn == wire::kEcnEct1) &&
+          p.red.mark(mmu_.egress_bytes(port, prio), rng_)) {
+        ip6->set_ecn(wire::kEcnCe);
+        ++p.ctr.ecn_marked_packets;
+        p.ctr.ecn_marked_bytes += len;
+      }
+    } else {
+      const uint8_t ecn = ip->ecn();
+      if ((ecn == wire::kEcnEct0 || ecn == wire::kEcnEct1) &&
+          p.red.mark(mmu_.egress_bytes(port, prio), rng_)) {
+        ip->set_tos_update_checksum(static_cast<uint8_t>((ip->tos & 0xfc) | wire::kEcnCe));
+        ++p.ctr.ecn_marked_packets;
+        p.ctr.ecn_marked_bytes += len;
+      }
     }
   }
   p.ctr.tx_bytes += len;

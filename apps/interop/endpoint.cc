@@ -88,6 +88,21 @@ void Endpoint::Front::rx(uint16_t port, rte_mbuf* const* pkts, uint16_t n, TimeN
       arp[(arp_head + arp_n++) % kMaxArp] = m;
       continue;
     }
+    Ipv6Addr target{};
+    if (m->nb_segs == 1 && is_neighbor_solicitation(frame, rte_pktmbuf_data_len(m), target) &&
+        host->has_ipv6(target) &&
+        rte_pktmbuf_tailroom(m) + rte_pktmbuf_data_len(m) >= kNaFrameBytes) {
+      if (arp_n == kMaxArp) {  // a flood of requests: the peer asks again
+        rte_pktmbuf_free(m);
+        continue;
+      }
+      const uint32_t na = make_neighbor_advertisement(frame, self.mac);
+      rte_pktmbuf_data_len(m) = static_cast<uint16_t>(na);
+      rte_pktmbuf_pkt_len(m) = na;
+      arp[(arp_head + arp_n++) % kMaxArp] = m;
+      ++nd_replies;
+      continue;
+    }
     if (read_response_loss > 0 && is_read_response(frame, rte_pktmbuf_data_len(m)) &&
         loss_rng.uniform() < read_response_loss) {
       ++read_responses_dropped;

@@ -7,8 +7,9 @@
 // emulation at the link's rate, `now` from the TSC once per iteration, refused frames
 // offered again. The tools drive it with poll(), one iteration of that loop, between their
 // own steps. What the engine does not do is tool-specific and sits in the node the engine
-// polls, in front of the RoceHost: answering ARP for our own address (no kernel interface
-// owns it), and the loss tests' READ-response drops.
+// polls, in front of the RoceHost: answering ARP for our own address and IPv6 Neighbor
+// Solicitations for the RoceHost's IPv6 GIDs (no kernel interface owns them), and the loss tests'
+// READ-response drops.
 #pragma once
 
 #include <array>
@@ -85,6 +86,7 @@ class Endpoint {
   uint64_t read_responses_dropped() const noexcept { return front_.read_responses_dropped; }
 
   uint64_t arp_replies() const noexcept { return front_.arp_replies; }
+  uint64_t nd_replies() const noexcept { return front_.nd_replies; }
   /// Frames the port refused at an attempt (offered again; RealtimeStats::tx_refused).
   uint64_t port_tx_retries() const noexcept { return engine_->stats().tx_refused; }
   /// The RoceHost's counters and ours as one human-readable line per non-zero item.
@@ -99,7 +101,8 @@ class Endpoint {
     static constexpr uint16_t kMaxArp = 8;
     std::array<rte_mbuf*, kMaxArp> arp{};
     uint16_t arp_head = 0, arp_n = 0;
-    uint64_t arp_replies = 0;
+    uint64_t arp_replies = 0;  // ARP replies and Neighbor Advertisements sent
+    uint64_t nd_replies = 0;   // of which Neighbor Advertisements
     double read_response_loss = 0;
     Rng loss_rng{0};
     uint64_t read_responses_dropped = 0;

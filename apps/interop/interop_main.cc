@@ -37,8 +37,9 @@ constexpr const char* kHelp =
     "\n"
     "MODE\n"
     "  pingpong-server | pingpong-client  ibv_rc_pingpong's protocol (the peer runs\n"
-    "                                     `ibv_rc_pingpong -g 1 [server]`; with --transport\n"
-    "                                     uc|ud: ibv_uc_pingpong / ibv_ud_pingpong)\n"
+    "                                     `ibv_rc_pingpong -g 1 [server]`, or -g 0 with\n"
+    "                                     --gid-index 0; with --transport uc|ud:\n"
+    "                                     ibv_uc_pingpong / ibv_ud_pingpong)\n"
     "  rdma-check                         RDMA WRITE + READ + SEND each way, data verified\n"
     "                                     (the peer runs guest_rdma_check)\n"
     "  perftest-server                    passive server of --iters consecutive perftest\n"
@@ -61,6 +62,9 @@ constexpr const char* kHelp =
     "  --count N (10)                     rping: pings (-C); the server checks it served N\n"
     "  --verbose 0|1 (0)                  rping: print each ping's data (-v)\n"
     "  --transport rc|uc|ud (rc)          pingpong QP type: ibv_rc/uc/ud_pingpong's peer\n"
+    "  -g, --gid-index N (1)              pingpong (rc, uc): our GID, as rxe numbers them: 1\n"
+    "                                     IPv4-mapped, 0 the IPv6 link-local fe80:: of --mac\n"
+    "                                     (Neighbor Solicitations for it answered here)\n"
     "  --bytes BYTES (1048576)            rdma-check region size, a multiple of 8\n"
     "  --seed N (7)                       rdma-check data pattern; the NIC's random stream\n"
     "  --rate-gbps G (0 = unpaced)        pace our sends\n"
@@ -115,9 +119,11 @@ int main(int argc, char** argv) {
                                           {"transport", "rc"},
                                           {"port", "7174"},
                                           {"count", "10"},
-                                          {"verbose", "0"}};
+                                          {"verbose", "0"},
+                                          {"gid-index", "1"}};
   for (int i = 2; i < argc; i += 2) {
     std::string k = argv[i];
+    if (k == "-g") k = "--gid-index";
     if (k.rfind("--", 0) != 0 || !o.count(k.substr(2)) || i + 1 >= argc)
       return usage("bad option '" + k + "'");
     o[k.substr(2)] = argv[i + 1];
@@ -148,10 +154,15 @@ int main(int argc, char** argv) {
     so.port = static_cast<uint16_t>(port);
     so.count = static_cast<uint32_t>(std::stoul(o["count"]));
     so.verbose = std::stoi(o["verbose"]) != 0;
+    so.gid_index = std::stoi(o["gid-index"]);
   } catch (const std::exception&) {
     return usage("numeric option out of range");
   }
   if (so.ack_timeout < 0 || so.ack_timeout > 31) return usage("--ack-timeout must be 0..31");
+  if (so.gid_index < 0 || so.gid_index > 1)
+    return usage("--gid-index must be 0 (IPv6 link-local) or 1 (IPv4-mapped)");
+  if (so.gid_index != 1 && mode.rfind("pingpong", 0) != 0)
+    return usage("--gid-index is for the pingpong modes");
   if (!(so.read_response_loss >= 0 && so.read_response_loss < 0.5))
     return usage("--drop-read-responses must be in [0, 0.5)");
   if (so.read_response_loss > 0 && mode != "rdma-check")

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -112,12 +113,25 @@ int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt) 
   PingpongDest mine;
   mine.qpn = qpn;
   mine.psn = host.local_info(qpn).psn;
-  ipv4_mapped_gid_bytes(host.ipv4(), mine.gid);
+  const bool ipv6 = opt.gid_index != 1;
+  if (ipv6 && ud)
+    throw std::runtime_error("pingpong: UD over IPv6 GIDs is not implemented (use -g 1)");
+  ibv_gid my_gid{};
+  if (!host.gid(static_cast<uint32_t>(opt.gid_index), my_gid))
+    throw std::runtime_error("pingpong: no GID index " + std::to_string(opt.gid_index));
+  std::memcpy(mine.gid, my_gid.raw, 16);
   const std::string my_msg = format_pingpong_dest(mine);
   char theirs_raw[kPingpongMsgBytes];
   auto connect_peer = [&](const PingpongDest& d) {
     const auto ip = ipv4_of_mapped_gid(d.gid);
-    if (!ip) throw std::runtime_error("pingpong: peer GID is not IPv4-mapped (use -g 1)");
+    if (!ipv6 && !ip)
+      throw std::runtime_error(
+          "pingpong: the peer's GID is IPv6, ours IPv4-mapped: run both with -g 1, or this side "
+          "with --gid-index 0 (-g 0)");
+    if (ipv6 && ip)
+      throw std::runtime_error(
+          "pingpong: the peer's GID is IPv4-mapped, ours IPv6: run both with -g 0, or this side "
+          "with --gid-index 1");
     if (ud) {
       ibv_qp_attr a{};
       a.qp_state = IBV_QPS_RTR;
@@ -129,7 +143,7 @@ int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt) 
         throw std::runtime_error("pingpong: modify_qp RTS failed");
       ibv_ah_attr ah{};
       ah.is_global = 1;
-      ah.grh.dgid = nic::ipv4_mapped_gid(*ip);
+      ah.grh.dgid = nic::ipv4_mapped_gid(ip.value_or(0));
       ah.grh.hop_limit = 1;
       ud_dest.ah = host.create_ah(pd, ah);
       ud_dest.qpn = d.qpn;
@@ -148,7 +162,12 @@ int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt) 
     a.max_dest_rd_atomic = 1;
     a.min_rnr_timer = 12;
     a.ah_attr.is_global = 1;
-    a.ah_attr.grh.dgid = nic::ipv4_mapped_gid(*ip);
+    if (ipv6) {
+      std::memcpy(a.ah_attr.grh.dgid.raw, d.gid, 16);
+      a.ah_attr.grh.sgid_index = static_cast<uint8_t>(opt.gid_index);
+    } else {
+      a.ah_attr.grh.dgid = nic::ipv4_mapped_gid(*ip);
+    }
     a.ah_attr.grh.hop_limit = 64;
     if (host.modify_qp(qpn, a,
                        IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |

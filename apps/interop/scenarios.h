@@ -34,6 +34,7 @@ struct ScenarioOptions {
   uint16_t port = 7174;           // rping: the rdma_cm port (rping's default)
   uint32_t count = 10;            // rping: pings (-C)
   bool verbose = false;           // rping: print each ping's data (-v)
+  int gid_index = 1;  // pingpong: our GID (RoceHost::gid; 0 = IPv6 link-local, RC and UC)
 };
 
 int run_pingpong(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt);

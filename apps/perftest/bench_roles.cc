@@ -107,6 +107,7 @@ void Side::connect(uint32_t q, const nic::QpInfo& peer, const PerftestOptions& o
   // READ/atomic: the outstanding requests advertised (perftest's out_reads, 128).
   if (reads_back(o.verb))
     co.max_rd_atomic = static_cast<uint8_t>(std::min<uint32_t>(o.out_reads, 255));
+  co.sgid_index = o.gid_index == 0 ? 0 : 1;
   if (int rc = nic::connect_rc(*host, qpns[q], peer, co))
     throw std::runtime_error("connect_rc of QP " + std::to_string(q) + ": errno " +
                              std::to_string(rc));

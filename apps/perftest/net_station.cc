@@ -2,6 +2,7 @@
 #include "apps/perftest/net_station.h"
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -70,7 +71,7 @@ interop::EndpointAddress local_address(const PerftestOptions& o) {
 
 Station::Station(const PerftestOptions& o, const interop::EndpointAddress& me,
                  const interop::EndpointAddress& peer, uint32_t half)
-    : self(me), out_reads(o.out_reads) {
+    : self(me), out_reads(o.out_reads), gid_index(o.gid_index == 0 ? 0 : 1) {
   const bool big = o.mtu_bytes > 1024;
   if (const uint32_t need = o.mtu_bytes + kIfaceMtuOverheadBytes; iface_mtu(o.iface) < need)
     throw std::runtime_error("interface " + o.iface + " has MTU " +
@@ -120,7 +121,9 @@ interop::PerftestKey Station::key(uint32_t q) const {
   k.psn = side.host->local_info(side.qpns[q]).psn;
   k.rkey = side.mr.rkey;
   k.vaddr = side.mr.addr + uint64_t{2} * q * side.half + side.half;
-  interop::ipv4_mapped_gid_bytes(self.ipv4, k.gid);
+  ibv_gid g{};
+  side.host->gid(gid_index, g);
+  std::memcpy(k.gid, g.raw, 16);
   return k;
 }
 
@@ -131,9 +134,14 @@ void Station::connect_all(const std::vector<interop::PerftestKey>& theirs,
   side.peer_addr.clear();
   for (uint32_t q = 0; q < o.num_qps; ++q) {
     const auto ip = interop::ipv4_of_mapped_gid(theirs[q].gid);
-    if (!ip) throw std::runtime_error("peer's GID is not IPv4-mapped (perftest: use -x 1)");
+    if (gid_index == 1 && !ip)
+      throw std::runtime_error("peer's GID is IPv6, ours IPv4-mapped: use -x 0 on both sides");
+    if (gid_index != 1 && ip)
+      throw std::runtime_error("peer's GID is IPv4-mapped, ours IPv6: use -x 1 on both sides");
     side.peer_addr.push_back(theirs[q].vaddr);
-    side.connect(q, nic::QpInfo{theirs[q].qpn, theirs[q].psn, *ip}, o);
+    nic::QpInfo peer{theirs[q].qpn, theirs[q].psn, ip.value_or(0)};
+    if (!ip) std::memcpy(peer.gid.data(), theirs[q].gid, 16);
+    side.connect(q, peer, o);
   }
 }
 

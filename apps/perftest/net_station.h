@@ -48,6 +48,7 @@ struct Station {
   Side side;
   interop::EndpointAddress self;
   uint32_t out_reads = 1;  // advertised in our keys (perftest's out_reads)
+  uint8_t gid_index = 1;  // -x: 1 IPv4-mapped (default), 0 IPv6 link-local
 
   /// Starts EAL (once) and the port; `half` is the per-QP buffer half. Throws on failure.
   Station(const PerftestOptions& o, const interop::EndpointAddress& me,

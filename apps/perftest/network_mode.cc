@@ -212,9 +212,20 @@ void Session::setup() {
     theirs.push_back(parse_key(buf));
     if (!client_ && !st_) {
       const auto ip = interop::ipv4_of_mapped_gid(theirs[0].gid);
-      if (!ip) throw std::runtime_error("client's GID is not IPv4-mapped (perftest: use -x 1)");
-      peer_.ipv4 = *ip;
-      peer_.mac = neighbour_mac(peer_.ipv4, o_.iface);
+      if (o_.gid_index == 0) {
+        // -x 0: the client's link-local GID names its MAC (modified EUI-64).
+        Ipv6Addr g{};
+        std::memcpy(g.data(), theirs[0].gid, 16);
+        const auto mac = mac_of_link_local(g);
+        if (ip || !mac)
+          throw std::runtime_error("client's GID " + ipv6_to_string(g) +
+                                   " is not an IPv6 link-local GID (perftest: use -x 0 on both)");
+        peer_.mac = *mac;
+      } else {
+        if (!ip) throw std::runtime_error("client's GID is not IPv4-mapped (perftest: use -x 1)");
+        peer_.ipv4 = *ip;
+        peer_.mac = neighbour_mac(peer_.ipv4, o_.iface);
+      }
       st_ = setup_step([&] { return std::make_unique<Station>(o_, me_, peer_, half); });
     }
     if (!client_) send(interop::format_perftest_key(st_->key(q)).data(), sizeof buf);

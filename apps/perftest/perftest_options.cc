@@ -81,7 +81,8 @@ std::string perftest_usage(const std::string& tool) {
          "  -u, --qp-timeout=<t>       ACK timeout 4.096 us * 2^t (default 14)\n"
          "  -b, --bidirectional        both sides send (bandwidth tests)\n"
          "  -F, --CPU-freq             do not warn about CPU frequency (accepted, no effect)\n"
-         "  -x, --gid-index=<index>    GID index (accepted; rocemu uses the IPv4-mapped GID)\n"
+         "  -x, --gid-index=<index>    GID index: 1 the IPv4-mapped GID (default), 0 the IPv6\n"
+         "                             link-local GID of the port's MAC (network mode)\n"
          "      --report_gbits         bandwidth in Gb/sec instead of MiB/sec\n"
          "      --run_infinitely       repeat -D periods until interrupted (default -D 5)\n"
          "      --out_json[=<file>]    also write the results as JSON (default perftest_out.json)\n"
@@ -261,7 +262,8 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
           o.tcp_port = static_cast<uint16_t>(n);
           break;
         case 'x':
-          if (!parse_uint(value, 0, 255, n)) return bad("-x=" + value + ": 0..255");
+          if (!parse_uint(value, 0, 1, n))
+            return bad("-x=" + value + ": 0 (IPv6 link-local) or 1 (IPv4-mapped)");
           o.gid_index = static_cast<int>(n);
           break;
         case 'd':

@@ -5,7 +5,9 @@
 # RC server: rocemu must name the UD transport and fail, the UD client is stopped by its
 # timeout (busybox timeout: 143, killed by SIGTERM; coreutils: 124). UD messages are one
 # packet: -s 1024, the rxe port's active MTU on a 1500-byte link. GID index 1 is the
-# IPv4-mapped GID.
+# IPv4-mapped GID. Then ibv_rc_pingpong -g 0 both ways (RoCEv2 over IPv6 between the
+# link-local GIDs: rxe resolves rocemu's address by a Neighbor Solicitation, which
+# rocemu-interop answers).
 # The pingpong clients do not retry a refused connection, and the next rocemu server may take
 # seconds to listen on a loaded machine: client() runs the tool again (after 1 s, up to 30
 # times) only while it reports "Couldn't connect", which happens before any RDMA traffic.
@@ -25,6 +27,8 @@ client timeout 60 ibv_uc_pingpong -g 1 -n 100 10.77.0.1 || exit 21
 client timeout 60 ibv_ud_pingpong -g 1 -n 100 -s 1024 10.77.0.1 || exit 22
 timeout 60 ibv_uc_pingpong -g 1 -n 100 || exit 23
 timeout 60 ibv_ud_pingpong -g 1 -n 100 -s 1024 || exit 24
+client timeout 60 ibv_rc_pingpong -g 0 -n 100 10.77.0.1 || exit 26
+timeout 60 ibv_rc_pingpong -g 0 -n 100 || exit 27
 client timeout 15 ibv_ud_pingpong -g 1 -n 5 -s 1024 10.77.0.1
 rc=$?
 [ "$rc" -eq 124 ] || [ "$rc" -eq 143 ] ||

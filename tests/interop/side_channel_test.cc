@@ -7,10 +7,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "apps/interop/arp_reply.h"
 #include "apps/interop/rdma_check_proto.h"
+#include "common/wire.h"
 
 namespace rocemu::interop {
 namespace {
@@ -184,6 +188,73 @@ TEST(RdmaCheckProto, InfoMessageWithSignsOrPrefixesIsRefused) {
   rc_info out{};
   EXPECT_EQ(rc_info_parse(msg, &out), 0) << "the well-formed original of the cases above";
   EXPECT_EQ(out.bytes, 0x100000u);
+}
+
+}  // namespace
+}  // namespace rocemu::interop
+
+namespace rocemu::interop {
+namespace {
+
+std::vector<uint8_t> from_hex(const std::string& h) {
+  std::vector<uint8_t> v;
+  for (size_t i = 0; i + 1 < h.size(); i += 2)
+    v.push_back(static_cast<uint8_t>(std::stoul(h.substr(i, 2), nullptr, 16)));
+  return v;
+}
+
+// Frames 8 and 9 of the golden capture 03_rc_pingpong_ipv6_gid0 (ibv_rc_pingpong -g 0 between
+// two rxe guests): guest .11's kernel solicits fe80::5054:ff:fe77:12, whose kernel answers.
+const char* kRxeNs =
+    "3333ff77001252540077001186dd6000000000203afffe80000000000000505400fffe770011ff02000000"
+    "00000000000001ff7700128700897e00000000fe80000000000000505400fffe7700120101525400770011";
+const char* kLinuxNa =
+    "52540077001152540077001286dd6000000000203afffe80000000000000505400fffe770012fe80000000"
+    "000000505400fffe7700118800d7ac60000000fe80000000000000505400fffe7700120201525400770012";
+
+TEST(NeighborAdvertisement, AnswersAnRxeSolicitationAsTheLinuxKernelDoes) {
+  auto f = from_hex(kRxeNs);
+  ASSERT_EQ(f.size(), 86u);
+  Ipv6Addr target{};
+  ASSERT_TRUE(is_neighbor_solicitation(f.data(), static_cast<uint32_t>(f.size()), target));
+  EXPECT_EQ(ipv6_to_string(target), "fe80::5054:ff:fe77:12");
+  const MacAddr mine{0x52, 0x54, 0x00, 0x77, 0x00, 0x12};
+  EXPECT_EQ(target, link_local_ipv6(mine));
+  std::vector<uint8_t> out(kNaFrameBytes);
+  std::copy(f.begin(), f.end(), out.begin());
+  EXPECT_EQ(make_neighbor_advertisement(out.data(), mine), kNaFrameBytes);
+  EXPECT_EQ(out, from_hex(kLinuxNa)) << "byte for byte the kernel's own answer";
+}
+
+TEST(NeighborAdvertisement, RefusesWhatIsNotAValidSolicitation) {
+  const auto good = from_hex(kRxeNs);
+  Ipv6Addr t{};
+  auto f = good;
+  f[21] = 64;  // hop limit: RFC 4861 7.1.1 requires 255
+  EXPECT_FALSE(is_neighbor_solicitation(f.data(), static_cast<uint32_t>(f.size()), t));
+  f = good;
+  f[60] ^= 1;  // checksum
+  EXPECT_FALSE(is_neighbor_solicitation(f.data(), static_cast<uint32_t>(f.size()), t));
+  f = good;
+  f[54] = 136;  // an advertisement
+  EXPECT_FALSE(is_neighbor_solicitation(f.data(), static_cast<uint32_t>(f.size()), t));
+  for (uint32_t n = 0; n < good.size(); ++n)  // every truncation
+    EXPECT_FALSE(is_neighbor_solicitation(good.data(), n, t)) << n;
+  // A DAD probe (from ::) is answered to all-nodes, without the Solicited flag.
+  f = good;
+  std::fill(f.begin() + 22, f.begin() + 38, 0);
+  f.resize(78);  // no source link-layer option from ::
+  f[19] = 24;
+  const uint16_t c = wire::ipv6_l4_checksum(*reinterpret_cast<const wire::Ipv6*>(f.data() + 14),
+                                            f.data() + 54, 24, wire::kIpProtoIcmpv6, 2);
+  f[56] = static_cast<uint8_t>(c >> 8);
+  f[57] = static_cast<uint8_t>(c);
+  ASSERT_TRUE(is_neighbor_solicitation(f.data(), static_cast<uint32_t>(f.size()), t));
+  f.resize(kNaFrameBytes);
+  make_neighbor_advertisement(f.data(), MacAddr{2, 0, 0, 0, 0, 1});
+  EXPECT_EQ(ipv6_to_string(*reinterpret_cast<const Ipv6Addr*>(f.data() + 38)), "ff02::1");
+  EXPECT_EQ(f[0], 0x33);
+  EXPECT_EQ(f[58], 0x20) << "Override only";
 }
 
 }  // namespace

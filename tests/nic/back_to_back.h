@@ -123,17 +123,30 @@ class BackToBack {
   std::priority_queue<Flight, std::vector<Flight>, std::greater<Flight>> flight_;
 };
 
-/// True when `frame` is RoCEv2 over IPv4 and its stored ICRC matches the computed one; also
-/// true (nothing to check) for frames that are not RoCEv2.
+/// True when `frame` is RoCEv2 over IPv4 or IPv6 and its stored ICRC matches the computed
+/// one; also true (nothing to check) for frames that are not RoCEv2.
 inline bool roce_icrc_valid(const uint8_t* frame, uint32_t len) {
   using namespace wire;
   if (len < kRoceHeadersBytes + kIcrcBytes) return true;
-  if (reinterpret_cast<const Ethernet*>(frame)->ethertype() != kEtherTypeIpv4) return true;
-  const auto* ip = reinterpret_cast<const Ipv4*>(frame + kIpOff);
-  const auto* udp = reinterpret_cast<const Udp*>(frame + kUdpOff);
-  if (ip->protocol != kIpProtoUdp || udp->dst_port() != kRoceV2Port) return true;
+  const uint16_t type = reinterpret_cast<const Ethernet*>(frame)->ethertype();
+  uint32_t udp_off, end;
+  if (type == kEtherTypeIpv4) {
+    const auto* ip = reinterpret_cast<const Ipv4*>(frame + kIpOff);
+    if (ip->protocol != kIpProtoUdp) return true;
+    udp_off = kUdpOff;
+    end = kIpOff + ip->total_length();
+  } else if (type == kEtherTypeIpv6 && len >= kRoce6HeadersBytes + kIcrcBytes) {
+    const auto* ip = reinterpret_cast<const Ipv6*>(frame + kIpOff);
+    if (ip->next_header != kIpProtoUdp) return true;
+    udp_off = kUdp6Off;
+    end = kUdp6Off + ip->payload_length();
+  } else {
+    return true;
+  }
+  if (reinterpret_cast<const Udp*>(frame + udp_off)->dst_port() != kRoceV2Port) return true;
+  if (end > len) return false;
   std::vector<uint8_t> copy(frame, frame + len);
-  const uint32_t icrc_off = kIpOff + ip->total_length() - kIcrcBytes;
+  const uint32_t icrc_off = end - kIcrcBytes;
   return icrc_compute(copy.data(), kIpOff, icrc_off) == icrc_load(copy.data(), icrc_off);
 }
 

@@ -45,8 +45,13 @@ struct HostPair {
       qpn[i] = host[i]->create_qp(a);
     }
     // opt.path_mtu left 0: connect_rc takes the host's mtu_bytes (checked by the MTU tests).
-    for (int i = 0; i < 2; ++i)
-      EXPECT_EQ(nic::connect_rc(*host[i], qpn[i], host[1 - i]->local_info(qpn[1 - i]), opt), 0);
+    // opt.sgid_index other than 1: an IPv6 path between the two hosts' GIDs of that index.
+    for (int i = 0; i < 2; ++i) {
+      nic::QpInfo peer = host[1 - i]->local_info(qpn[1 - i]);
+      ibv_gid g{};
+      if (opt.sgid_index != 1 && host[1 - i]->gid(opt.sgid_index, g)) peer.gid = nic::ipv6_of(g);
+      EXPECT_EQ(nic::connect_rc(*host[i], qpn[i], peer, opt), 0);
+    }
     wire = std::make_unique<BackToBack>(*host[0], *host[1], rate_bps, delay_ns, seed, pool);
   }
 

@@ -88,7 +88,7 @@ TEST(PerftestOptions, ShortLongAndEqualsSpellingsAllParse) {
                                            "-b",
                                            "-F",
                                            "-x",
-                                           "3",
+                                           "0",
                                            "--report_gbits",
                                            "--out_json=res.json",
                                            "--link_gbps=25",
@@ -107,7 +107,7 @@ TEST(PerftestOptions, ShortLongAndEqualsSpellingsAllParse) {
   EXPECT_EQ(o.opt.tcp_port, 20000);
   EXPECT_TRUE(o.opt.bidirectional);
   EXPECT_TRUE(o.opt.ignore_cpu_freq);
-  EXPECT_EQ(o.opt.gid_index, 3);
+  EXPECT_EQ(o.opt.gid_index, 0);
   EXPECT_TRUE(o.opt.report_gbits);
   EXPECT_EQ(o.opt.out_json, "res.json");
   EXPECT_DOUBLE_EQ(o.opt.link_gbps, 25.0);
@@ -171,6 +171,7 @@ TEST(PerftestOptions, BadValuesExitTwoNamingTheFlag) {
                                                                 {"-s", "0"},
                                                                 {"-s", "abc"},
                                                                 {"-q", "17"},
+                                                                {"-x", "2"},
                                                                 {"-n", "2"},
                                                                 {"-t", "0"},
                                                                 {"-s"},

@@ -131,12 +131,22 @@ ScenarioResult run_on(Engine& eng, rte_mempool* pool, const ScenarioSpec& s) {
     }
     nic::ConnectOptions opt;
     opt.path_mtu = nic::mtu_enum(nicp.mtu_bytes);
-    for (int i = 0; i < 2; ++i)
-      if (nic::connect_rc(*side[i], qpn[i], side[1 - i]->local_info(qpn[1 - i]), opt) != 0)
+    opt.sgid_index = s.gid_index;
+    for (int i = 0; i < 2; ++i) {
+      nic::QpInfo peer = side[1 - i]->local_info(qpn[1 - i]);
+      ibv_gid g{};
+      if (s.gid_index != 1) {
+        if (!side[1 - i]->gid(s.gid_index, g)) throw std::runtime_error("no such GID index");
+        peer.gid = nic::ipv6_of(g);
+      }
+      if (nic::connect_rc(*side[i], qpn[i], peer, opt) != 0)
         throw std::runtime_error("connect_rc failed");
+    }
     fl.qpn = qpn[0];
     fl.cq = cq[0];
-    fl.src.assign(s.message_bytes, static_cast<uint8_t>(f));
+    fl.src.resize(s.message_bytes);  // bytes that differ per flow and position
+    for (uint32_t k = 0; k < s.message_bytes; ++k)
+      fl.src[k] = static_cast<uint8_t>((k * 2654435761u + f * 97u + 1u) >> 13);
     fl.dst.assign(s.message_bytes, 0);
     fl.smr = side[0]->reg_mr(pd[0], fl.src.data(), fl.src.size(), IBV_ACCESS_LOCAL_WRITE);
     fl.dmr = side[1]->reg_mr(pd[1], fl.dst.data(), fl.dst.size(),
@@ -280,6 +290,13 @@ ScenarioResult run_on(Engine& eng, rte_mempool* pool, const ScenarioSpec& s) {
     if (fl.total && fl.finish_ns == kNever) res.all_complete = false;
   }
   if (res.wr_errors) res.all_complete = false;
+  for (Flow& fl : flows) {
+    // Every message WRITEs the start of src to the start of dst (a short last one less).
+    const size_t n =
+        fl.spec.bytes ? std::min<uint64_t>(s.message_bytes, fl.spec.bytes) : s.message_bytes;
+    if (fl.completed > 0 && !std::equal(fl.src.begin(), fl.src.begin() + n, fl.dst.begin()))
+      res.data_ok = false;
+  }
   for (size_t i = 0; i < s.watch.size(); ++i)
     res.ports[i].mean_queue_bytes = samples ? queue_sum[i] / static_cast<double>(samples) : 0;
   for (uint32_t i = 0; i < t.nodes().size(); ++i) {

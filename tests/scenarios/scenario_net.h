@@ -45,6 +45,9 @@ struct ScenarioSpec {
   TimeNs sample_ns = 5 * kNsPerUs;
   uint8_t data_priority = 3;
   uint64_t seed = 1;
+  // The GID index of every QP's path (RoceHost::gid): 1 = RoCEv2 over IPv4; 0 or >= 2 = over
+  // IPv6 between the hosts' GIDs of that index (>= 2: topology nodes[].ipv6, routable).
+  uint8_t gid_index = 1;
   // Real time instead: the DPDK engine over net_ring wires (fabric/realtime_engine.h), all
   // nodes on the calling lcore; durations are then wall-clock ns from the engine's start.
   bool realtime = false;
@@ -66,6 +69,7 @@ struct ScenarioResult {
   std::vector<TimeNs> finish_ns;     // per finite flow: completion time (kNever if not)
   std::vector<PortOutcome> ports;    // parallel to spec.watch
   bool all_complete = true;          // every finite flow completed without error
+  bool data_ok = true;               // every flow's destination holds its source's bytes
   uint64_t wr_errors = 0;            // work completions with an error status
   uint64_t pfc_pauses_sent = 0;      // all switches, all ports
   uint64_t switch_drops = 0;

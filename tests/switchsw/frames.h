@@ -1,5 +1,5 @@
-// frames.h — test helpers that build RoCEv2-shaped frames (Eth/IPv4/UDP 4791/BTH/payload/
-// ICRC placeholder) in mbufs. Test-only; the ICRC bytes are zero (the switch never checks
+// frames.h — test helpers that build RoCEv2-shaped frames (Eth/IPv4 or IPv6/UDP 4791/BTH/
+// payload/ICRC placeholder) in mbufs. Test-only; the ICRC bytes are zero (the switch never checks
 // them: it only rewrites TTL/TOS/MACs, which the ICRC masks or does not cover).
 #pragma once
 
@@ -26,6 +26,9 @@ struct FrameSpec {
   uint8_t opcode = wire::kRcWriteMiddle;
   uint32_t psn = 0;
   uint32_t frame_bytes = 1024;  // whole frame, without FCS
+  bool ipv6 = false;            // IPv6 with src_ip6/dst_ip6 (dscp/ecn in the Traffic Class)
+  Ipv6Addr src_ip6{}, dst_ip6{};
+  uint32_t flow_label = 0;
 };
 
 /// Allocates and fills a frame; nullptr if the pool is empty.
@@ -41,6 +44,26 @@ inline rte_mbuf* make_frame(rte_mempool* pool, const FrameSpec& s) {
   auto* eth = reinterpret_cast<wire::Ethernet*>(d);
   std::memcpy(eth->dst, s.dst_mac.data(), 6);
   std::memcpy(eth->src, s.src_mac.data(), 6);
+  if (s.ipv6) {
+    eth->set_ethertype(wire::kEtherTypeIpv6);
+    auto* ip6 = reinterpret_cast<wire::Ipv6*>(d + wire::kIpOff);
+    ip6->set_vtcfl(static_cast<uint8_t>(s.dscp << 2 | s.ecn), s.flow_label);
+    ip6->set_payload_length(static_cast<uint16_t>(s.frame_bytes - wire::kUdp6Off));
+    ip6->next_header = wire::kIpProtoUdp;
+    ip6->hop_limit = s.ttl;
+    std::memcpy(ip6->src, s.src_ip6.data(), 16);
+    std::memcpy(ip6->dst, s.dst_ip6.data(), 16);
+    auto* udp6 = reinterpret_cast<wire::Udp*>(d + wire::kUdp6Off);
+    udp6->set_src_port(s.udp_sport);
+    udp6->set_dst_port(s.udp_dport);
+    udp6->set_length(static_cast<uint16_t>(s.frame_bytes - wire::kUdp6Off));
+    auto* bth6 = reinterpret_cast<wire::Bth*>(d + wire::kBth6Off);
+    bth6->opcode = s.opcode;
+    bth6->set_pkey(0xffff);
+    bth6->set_dqpn(0x11);
+    bth6->set_psn(s.psn);
+    return m;
+  }
   eth->set_ethertype(wire::kEtherTypeIpv4);
   auto* ip = reinterpret_cast<wire::Ipv4*>(d + wire::kIpOff);
   ip->ver_ihl = 0x45;
@@ -65,6 +88,9 @@ inline rte_mbuf* make_frame(rte_mempool* pool, const FrameSpec& s) {
 }
 
 inline wire::Ipv4* ipv4_of(rte_mbuf* m) { return rte_pktmbuf_mtod_offset(m, wire::Ipv4*, wire::kIpOff); }
+inline wire::Ipv6* ipv6_of(rte_mbuf* m) {
+  return rte_pktmbuf_mtod_offset(m, wire::Ipv6*, wire::kIpOff);
+}
 inline wire::Ethernet* eth_of(rte_mbuf* m) { return rte_pktmbuf_mtod(m, wire::Ethernet*); }
 
 }  // namespace rocemu::test
