@@ -177,6 +177,9 @@ class RoceHost final : public rocemu::Node {
   /// else a description of the first violation (QPN and state). Debug builds also assert
   /// them for every QP an event touched.
   std::string check_invariants() const;
+  /// The MAC every frame goes to (the port's neighbour): a host whose peer was unknown when
+  /// it was created (a perftest -R server, until the client's REQ) sets it once it knows.
+  void set_peer_mac(const std::array<uint8_t, 6>& mac) noexcept { peer_mac_ = mac; }
   uint32_t ipv4() const noexcept { return ipv4_; }
   const NicParams& params() const noexcept { return params_; }
   /// The slot (0, 1, ... in creation order, reused after destroy_qp) of QP `qpn`, or -1 if

@@ -110,6 +110,10 @@ void Side::connect(uint32_t q, const nic::QpInfo& peer, const PerftestOptions& o
   if (int rc = nic::connect_rc(*host, qpns[q], peer, co))
     throw std::runtime_error("connect_rc of QP " + std::to_string(q) + ": errno " +
                              std::to_string(rc));
+  fill_receives(q, o);
+}
+
+void Side::fill_receives(uint32_t q, const PerftestOptions& o) {
   for (uint32_t r = 0; r < o.rx_depth; ++r)
     if (post_receive(*this, q) != 0)
       throw std::runtime_error("post_recv failed while filling the receive queue");

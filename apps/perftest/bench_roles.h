@@ -45,6 +45,9 @@ struct Side {
   /// Connects QP q to the peer's `peer` and fills its receive queue (rx_depth receives).
   /// Throws std::runtime_error on failure.
   void connect(uint32_t q, const nic::QpInfo& peer, const PerftestOptions& o);
+  /// Fills QP q's receive queue (rx_depth receives): connect() does it; a QP that rdma_cm
+  /// connected (-R) gets it once established. Throws std::runtime_error on failure.
+  void fill_receives(uint32_t q, const PerftestOptions& o);
 
   uint8_t* send_buf(uint32_t q) noexcept { return region.data() + uint64_t{2} * q * half; }
   uint8_t* recv_buf(uint32_t q) noexcept { return send_buf(q) + half; }

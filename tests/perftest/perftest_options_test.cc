@@ -141,6 +141,17 @@ TEST(PerftestOptions, NetworkModeNeedsAnInterfaceAndTakesAServerName) {
   EXPECT_EQ(parse("rocemu_write_bw", {"--loopback", "--qp-timeout=32"}).exit_code, 2);
 }
 
+TEST(PerftestOptions, RdmaCmIsNetworkModes) {
+  for (const char* flag : {"-R", "--rdma_cm"}) {
+    const auto c = parse("rocemu_send_lat", {"-d", "x", flag, "10.0.0.2"});
+    ASSERT_EQ(c.exit_code, -1) << c.message;
+    EXPECT_TRUE(c.opt.rdma_cm);
+  }
+  const auto l = parse("rocemu_write_bw", {"--loopback", "-R"});
+  EXPECT_EQ(l.exit_code, 2);
+  EXPECT_NE(l.message.find("-R is for network mode"), std::string::npos) << l.message;
+}
+
 TEST(PerftestOptions, CheckDataIsForNetworkBandwidthTestsWithoutBidirectional) {
   for (const char* tool : {"rocemu_write_bw", "rocemu_send_bw", "rocemu_read_bw"}) {
     const auto o = parse(tool, {"-d", "x", "--check_data", "10.0.0.2"});
