@@ -354,9 +354,11 @@ void Session::setup() {
   hand_shake(0, kSetupTimeoutMs);  // after RTR
   for (uint32_t q = 0; q < o_.num_qps; ++q) hand_shake(q, kSetupTimeoutMs);
   // perftest's ctx_print_pingpong_data: every local QP, then every remote one, then a rule.
-  for (uint32_t q = 0; q < o_.num_qps; ++q)
+  // With -R perftest 4.5 prints no address lines, just the rule (the guest's ib_*_bw -R,
+  // server and client).
+  for (uint32_t q = 0; q < o_.num_qps && !o_.rdma_cm; ++q)
     std::printf("%s", address_lines(o_, false, address_fields(st_->key(q))).c_str());
-  for (uint32_t q = 0; q < o_.num_qps; ++q)
+  for (uint32_t q = 0; q < o_.num_qps && !o_.rdma_cm; ++q)
     std::printf("%s", address_lines(o_, true, address_fields(theirs[q])).c_str());
   std::printf("%s", kResultLine);
   std::fflush(stdout);
@@ -727,6 +729,21 @@ void Session::cm_connect_data() {
   if (client_) {
     for (uint32_t q = 0; q < o_.num_qps; ++q)
       data_conns_.push_back(cm_->connect(qpns[q], peer_.ipv4, o_.tcp_port, p, st_->ep->now_ns()));
+    // perftest's server starts listening for the data QPs only after the first handshake,
+    // so a REQ may be refused: as rdma_cm_client_connection, again 100 ms later on a fresh
+    // QP, up to 10 times.
+    std::vector<nic::cm::CmEvent> got(o_.num_qps);
+    for (uint32_t q = 0; q < o_.num_qps; ++q) {
+      for (int attempt = 1;; ++attempt) {
+        got[q] = wait_cm_event(data_conns_[q], kSetupTimeoutMs, "connecting the data QPs");
+        if (got[q].kind != nic::cm::CmEventKind::kRejected || attempt == 10) break;
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+        while (std::chrono::steady_clock::now() < until) service();
+        st_->side.renew_qp(q, o_);
+        data_conns_[q] = cm_->connect(qpns[q], peer_.ipv4, o_.tcp_port, p, st_->ep->now_ns());
+      }
+    }
+    for (auto& e : got) cm_events_.push_front(std::move(e));  // checked below
   } else {
     for (uint32_t q = 0; q < o_.num_qps; ++q) {
       const auto req = wait_cm_event(0, kSetupTimeoutMs, "waiting for the data QPs' REQ");
