@@ -180,6 +180,9 @@ class RoceHost final : public rocemu::Node {
   /// else a description of the first violation (QPN and state). Debug builds also assert
   /// them for every QP an event touched.
   std::string check_invariants() const;
+  /// The MAC every frame goes to (the port's neighbour): a host whose peer was unknown when
+  /// it was created (a perftest -R server, until the client's REQ) sets it once it knows.
+  void set_peer_mac(const std::array<uint8_t, 6>& mac) noexcept { peer_mac_ = mac; }
   uint32_t ipv4() const noexcept { return ipv4_; }
   /// The GID table as Linux rxe builds it for a netdev (rxe's RoCEv2 GIDs): index 0 the
   /// link-local fe80::/64 address of the port's MAC (modified EUI-64), 1 the IPv4-mapped

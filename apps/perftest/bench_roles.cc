@@ -86,17 +86,25 @@ void Side::create(nic::RoceHost& h, const PerftestOptions& o, uint32_t half_byte
   const uint32_t sq = std::max<uint32_t>(o.tx_depth, 16) * 2;
   send_cq = h.create_cq(o.num_qps * sq + 64);
   recv_cq = h.create_cq(o.num_qps * o.rx_depth + 64);
-  for (uint32_t q = 0; q < o.num_qps; ++q) {
-    nic::QpInitAttr qa;
-    qa.pd = pd;
-    qa.send_cq = send_cq;
-    qa.recv_cq = recv_cq;
-    qa.max_send_wr = sq;
-    qa.max_recv_wr = o.rx_depth;
-    const uint32_t qpn = h.create_qp(qa);
-    if (qpn == 0) throw std::runtime_error("cannot create QP " + std::to_string(q));
-    qpns.push_back(qpn);
-  }
+  qpns.assign(o.num_qps, 0);
+  for (uint32_t q = 0; q < o.num_qps; ++q) create_qp(q, o);
+}
+
+void Side::create_qp(uint32_t q, const PerftestOptions& o) {
+  nic::QpInitAttr qa;
+  qa.pd = pd;
+  qa.send_cq = send_cq;
+  qa.recv_cq = recv_cq;
+  qa.max_send_wr = std::max<uint32_t>(o.tx_depth, 16) * 2;
+  qa.max_recv_wr = o.rx_depth;
+  const uint32_t qpn = host->create_qp(qa);
+  if (qpn == 0) throw std::runtime_error("cannot create QP " + std::to_string(q));
+  qpns.at(q) = qpn;
+}
+
+void Side::renew_qp(uint32_t q, const PerftestOptions& o) {
+  host->destroy_qp(qpns.at(q));
+  create_qp(q, o);
 }
 
 void Side::connect(uint32_t q, const nic::QpInfo& peer, const PerftestOptions& o) {
@@ -111,6 +119,10 @@ void Side::connect(uint32_t q, const nic::QpInfo& peer, const PerftestOptions& o
   if (int rc = nic::connect_rc(*host, qpns[q], peer, co))
     throw std::runtime_error("connect_rc of QP " + std::to_string(q) + ": errno " +
                              std::to_string(rc));
+  fill_receives(q, o);
+}
+
+void Side::fill_receives(uint32_t q, const PerftestOptions& o) {
   for (uint32_t r = 0; r < o.rx_depth; ++r)
     if (post_receive(*this, q) != 0)
       throw std::runtime_error("post_recv failed while filling the receive queue");

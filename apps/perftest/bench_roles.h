@@ -45,6 +45,14 @@ struct Side {
   /// Connects QP q to the peer's `peer` and fills its receive queue (rx_depth receives).
   /// Throws std::runtime_error on failure.
   void connect(uint32_t q, const nic::QpInfo& peer, const PerftestOptions& o);
+  /// Creates QP q (in RESET) into qpns[q].
+  void create_qp(uint32_t q, const PerftestOptions& o);
+  /// Destroys QP q and creates a fresh one in its place (-R: a refused rdma_cm connection
+  /// leaves its QP in ERR; perftest's client retries with new resources).
+  void renew_qp(uint32_t q, const PerftestOptions& o);
+  /// Fills QP q's receive queue (rx_depth receives): connect() does it; a QP that rdma_cm
+  /// connected (-R) gets it once established. Throws std::runtime_error on failure.
+  void fill_receives(uint32_t q, const PerftestOptions& o);
 
   uint8_t* send_buf(uint32_t q) noexcept { return region.data() + uint64_t{2} * q * half; }
   uint8_t* recv_buf(uint32_t q) noexcept { return send_buf(q) + half; }

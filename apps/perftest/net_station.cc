@@ -1,12 +1,19 @@
 // net_station.cc — the network mode's DPDK port and RoceHost (see net_station.h).
 #include "apps/perftest/net_station.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "fabric/eal.h"
 #include "fabric/kernel_iface.h"
@@ -56,6 +63,30 @@ MacAddr neighbour_mac(uint32_t ipv4, const std::string& iface) {
                            " (is the peer on this link?)");
 }
 
+MacAddr resolve_neighbour_mac(uint32_t ipv4, const std::string& iface, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (int probe = 0;; ++probe) {
+    try {
+      return neighbour_mac(ipv4, iface);
+    } catch (const std::runtime_error&) {
+      if (std::chrono::steady_clock::now() > deadline) throw;
+    }
+    if (probe % 20 == 0) {  // every 200 ms: the kernel gives up on an unanswered ARP
+      const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+      if (fd >= 0) {
+        sockaddr_in sin{};
+        sin.sin_family = AF_INET;
+        sin.sin_port = htons(9);  // discard
+        sin.sin_addr.s_addr = htonl(ipv4);
+        const char byte = 0;
+        (void)::sendto(fd, &byte, 1, 0, reinterpret_cast<const sockaddr*>(&sin), sizeof sin);
+        ::close(fd);
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 interop::EndpointAddress local_address(const PerftestOptions& o) {
   interop::EndpointAddress me;
   me.mac = iface_mac(o.iface);
@@ -97,7 +128,7 @@ Station::Station(const PerftestOptions& o, const interop::EndpointAddress& me,
   // The responder's READ/atomic resources cover the requests the peer may have outstanding.
   np.max_read_jobs = std::max(np.max_read_jobs, o.out_reads);
   np.mtu_bytes = o.mtu_bytes;
-  np.max_qps = o.num_qps + 1;
+  np.max_qps = o.num_qps + (o.rdma_cm ? 3 : 1);  // -R: QP1 and the key exchange's QP
   np.random_qpns = true;  // QPNs, like PSNs, not guessable from off the path
   // The NIC's random stream draws every QP's initial PSN and every MR key's tag: in real
   // time they must not be guessable by an off-path sender (issue 14, section 6), so it is
@@ -127,18 +158,22 @@ interop::PerftestKey Station::key(uint32_t q) const {
   return k;
 }
 
-void Station::connect_all(const std::vector<interop::PerftestKey>& theirs,
-                          const PerftestOptions& o) {
+void Station::learn_buffers(const std::vector<interop::PerftestKey>& theirs, uint32_t num_qps) {
   side.peer_mr.rkey = theirs[0].rkey;
   side.peer_mr.addr = theirs[0].vaddr;
   side.peer_addr.clear();
+  for (uint32_t q = 0; q < num_qps; ++q) side.peer_addr.push_back(theirs[q].vaddr);
+}
+
+void Station::connect_all(const std::vector<interop::PerftestKey>& theirs,
+                          const PerftestOptions& o) {
+  learn_buffers(theirs, o.num_qps);
   for (uint32_t q = 0; q < o.num_qps; ++q) {
     const auto ip = interop::ipv4_of_mapped_gid(theirs[q].gid);
     if (gid_index == 1 && !ip)
       throw std::runtime_error("peer's GID is IPv6, ours IPv4-mapped: use -x 0 on both sides");
     if (gid_index != 1 && ip)
       throw std::runtime_error("peer's GID is IPv4-mapped, ours IPv6: use -x 1 on both sides");
-    side.peer_addr.push_back(theirs[q].vaddr);
     nic::QpInfo peer{theirs[q].qpn, theirs[q].psn, ip.value_or(0)};
     if (!ip) std::memcpy(peer.gid.data(), theirs[q].gid, 16);
     side.connect(q, peer, o);

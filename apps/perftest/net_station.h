@@ -38,6 +38,11 @@ uint32_t iface_mtu(const std::string& iface);
 /// a bridge that also holds `iface`, so the kernel learnt the peer there). Throws if absent.
 MacAddr neighbour_mac(uint32_t ipv4, const std::string& iface);
 
+/// neighbour_mac, after asking the kernel to resolve `ipv4` if it has no entry yet (one UDP
+/// datagram to the discard port makes it ARP, as rdma_resolve_addr does); waits up to
+/// `timeout_ms`. Throws with the reason if the peer never answers.
+MacAddr resolve_neighbour_mac(uint32_t ipv4, const std::string& iface, int timeout_ms);
+
 /// Our RoCE address: --roce_ip, else the interface's IPv4 address.
 interop::EndpointAddress local_address(const PerftestOptions& o);
 
@@ -62,6 +67,9 @@ struct Station {
   interop::PerftestKey key(uint32_t q) const;
   /// Connects every QP to the peer's keys (QPN, PSN, GID; each QP's buffer and rkey).
   void connect_all(const std::vector<interop::PerftestKey>& theirs, const PerftestOptions& o);
+  /// What connect_all takes from the keys besides the QPs: every QP's remote buffer and the
+  /// rkey (with -R rdma_cm connected the QPs; the keys still carry the buffers).
+  void learn_buffers(const std::vector<interop::PerftestKey>& theirs, uint32_t num_qps);
 };
 
 }  // namespace rocemu::perftest

@@ -17,6 +17,14 @@ uint64_t get_be64(const uint8_t* in) noexcept {
   for (int i = 0; i < 8; ++i) v = (v << 8) | in[i];
   return v;
 }
+void put_be32(uint32_t v, uint8_t* out) noexcept {
+  for (int i = 3; i >= 0; --i, v >>= 8) out[i] = static_cast<uint8_t>(v & 0xff);
+}
+uint32_t get_be32(const uint8_t* in) noexcept {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v = (v << 8) | in[i];
+  return v;
+}
 uint64_t double_bits(double d) noexcept {
   uint64_t u;
   std::memcpy(&u, &d, sizeof u);
@@ -80,6 +88,33 @@ BwRow sum_rows(const BwRow& mine, const BwRow& theirs) noexcept {
   r.avg_bytes_per_s += theirs.avg_bytes_per_s;
   r.msg_rate_pps += theirs.msg_rate_pps;
   return r;
+}
+
+std::array<uint8_t, kCmKeyMsgBytes> cm_key_message(const AddressFields& k,
+                                                   int32_t gid_index) noexcept {
+  std::array<uint8_t, kCmKeyMsgBytes> m{};
+  put_be32(k.lid, &m[0]);
+  put_be32(k.out_reads, &m[4]);
+  put_be32(k.qpn, &m[8]);
+  put_be32(k.psn, &m[12]);
+  put_be32(k.rkey, &m[16]);
+  put_be64(k.vaddr, &m[24]);
+  std::memcpy(&m[32], k.gid, sizeof k.gid);
+  put_be32(0, &m[48]);  // srqn: no SRQ
+  put_be32(static_cast<uint32_t>(gid_index), &m[52]);
+  return m;
+}
+
+bool parse_cm_key_message(const uint8_t* msg, size_t len, AddressFields& out) noexcept {
+  if (len != kCmKeyMsgBytes) return false;
+  out.lid = get_be32(&msg[0]);
+  out.out_reads = get_be32(&msg[4]);
+  out.qpn = get_be32(&msg[8]);
+  out.psn = get_be32(&msg[12]);
+  out.rkey = get_be32(&msg[16]);
+  out.vaddr = get_be64(&msg[24]);
+  std::memcpy(out.gid, &msg[32], sizeof out.gid);
+  return true;
 }
 
 }  // namespace rocemu::perftest

@@ -52,4 +52,18 @@ BwRow bw_row_from_report(const uint8_t* msg, bool gbits) noexcept;
 /// perftest -b's table row: size and iterations ours, peak, average and rate summed.
 BwRow sum_rows(const BwRow& mine, const BwRow& theirs) noexcept;
 
+/// perftest -R's key message: with rdma_cm the keys travel as one SEND of struct
+/// pingpong_dest (rdma_write_keys), not as the 108-byte text of the TCP side channel. The
+/// struct as it lies in memory on x86-64, each integer big-endian (htobe32/htobe64):
+///   0 lid, 4 out_reads, 8 qpn, 12 psn, 16 rkey (4 bytes each), 20 padding (perftest sends
+///   whatever its stack held there; we send zeros), 24 vaddr (8), 32 GID (16 raw bytes),
+///   48 srqn, 52 gid_index (4 each; rdma_read_keys reads neither).
+/// Checked against golden capture 13 (ib_send_bw -R between two rxe, frame 33).
+inline constexpr size_t kCmKeyMsgBytes = 56;
+std::array<uint8_t, kCmKeyMsgBytes> cm_key_message(const AddressFields& k,
+                                                   int32_t gid_index) noexcept;
+/// The fields rdma_read_keys takes from a peer's message (lid, out_reads, qpn, psn, rkey,
+/// vaddr, GID); false if `len` is not kCmKeyMsgBytes.
+bool parse_cm_key_message(const uint8_t* msg, size_t len, AddressFields& out) noexcept;
+
 }  // namespace rocemu::perftest

@@ -77,7 +77,10 @@ std::string perftest_usage(const std::string& tool) {
          "  -m, --mtu=<mtu>            IB MTU 256|512|1024|2048|4096 (default 1024)\n"
          "  -t, --tx-depth=<dep>       send queue depth (default 128 bw, 1 lat)\n"
          "  -r, --rx-depth=<dep>       receive queue depth (default 512)\n"
-         "  -p, --port=<port>          TCP port of the side channel (default 18515)\n"
+         "  -p, --port=<port>          TCP port of the side channel, or with -R the rdma_cm port\n"
+         "                             (default 18515)\n"
+         "  -R, --rdma_cm              network mode: connect through rdma_cm, keys exchanged as\n"
+         "                             SENDs on a first rdma_cm connection (no TCP)\n"
          "  -u, --qp-timeout=<t>       ACK timeout 4.096 us * 2^t (default 14)\n"
          "  -b, --bidirectional        both sides send (bandwidth tests)\n"
          "  -F, --CPU-freq             do not warn about CPU frequency (accepted, no effect)\n"
@@ -166,7 +169,9 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
                                                        {"-h", 'h'},
                                                        {"--help", 'h'},
                                                        {"--out_json", 'j'},
-                                                       {"--check_data", 'C'}};
+                                                       {"--check_data", 'C'},
+                                                       {"-R", 'M'},
+                                                       {"--rdma_cm", 'M'}};
   for (size_t i = 0; i < args.size(); ++i) {
     std::string a = args[i];
     if (a == "--") {
@@ -196,6 +201,9 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
           break;
         case 'F':
           o.ignore_cpu_freq = true;
+          break;
+        case 'M':
+          o.rdma_cm = true;
           break;
         case 'g':
           o.report_gbits = true;
@@ -346,6 +354,10 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
   if (!o.loopback && o.iface.empty())
     return bad("give --loopback, or -d <interface> for a server or client on a DPDK port");
   if (o.loopback && !o.roce_ip.empty()) return bad("--roce_ip is for network mode (-d)");
+  if (o.loopback && o.rdma_cm) return bad("-R is for network mode (-d)");
+  if (o.rdma_cm && o.gid_index == 0)
+    return bad(
+        "-R with -x 0: rocemu's rdma_cm speaks IPv4 only (its CM header and GIDs); use -x 1");
   if (o.loopback && o.idle_sleep_us > 0) return bad("--idle_sleep_us is for network mode (-d)");
   if (o.check_data && (o.loopback || lat || o.bidirectional || atomic))
     return bad("--check_data is for network-mode (-d) WRITE/READ/SEND bandwidth tests without -b");

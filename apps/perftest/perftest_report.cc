@@ -122,6 +122,13 @@ std::string test_info(const PerftestOptions& o, const TestInfo& info) {
     s += printed(" Max inline data : %u[B]\n", o.inline_bytes);
   s += printed(" rdma_cm QPs\t : %s\n", o.rdma_cm ? "ON" : "OFF");
   s += printed(" Data ex. method : %s\n", o.rdma_cm ? "rdma_cm" : "Ethernet");
+  // ctx_print_test_info: an rdma_cm server adds these lines, though by then its client is
+  // connected (perftest prints the preamble after the rdma_cm connections).
+  if (o.rdma_cm && info.server) {
+    s += kResultLine;
+    s += " Waiting for client rdma_cm QP to connect\n"
+         " Please run the same command with the IB/RoCE interface IP\n";
+  }
   s += kResultLine;
   return s;
 }

@@ -18,3 +18,24 @@ while :; do
 done
 printf '%s\n' "$out" | grep -q "ping data: rdma-ping-9: " || { echo "guest: no 10th ping"; exit 23; }
 timeout 60 rping -s -a 10.77.0.10 -p 7174 -C 10 -S 1024 -V -v || exit 24
+# perftest -R (rdma_cm, no TCP) on the same boot: real ib_send_bw and ib_write_bw servers for
+# rocemu's clients, then rocemu's servers (ports 18530, 18531) for real clients. A real client
+# does not retry a refused connection either: it is run again (after 1 s, up to 30 times)
+# only while it failed before printing its table.
+timeout 60 ib_send_bw -d rxe0 -x 1 -R -s 65536 -n 100 -F || exit 25
+timeout 60 ib_write_bw -d rxe0 -x 1 -R -s 65536 -n 100 -F || exit 26
+for t in "ib_send_bw 18530" "ib_write_bw 18531"; do
+  set -- $t
+  n=0
+  while :; do
+    out=$(timeout 60 "$1" -d rxe0 -x 1 -R -s 65536 -n 100 -F -p "$2" 10.77.0.2 2>&1)
+    rc=$?
+    printf '%s\n' "$out"
+    [ "$rc" -eq 0 ] && break
+    case "$out" in
+      *"#bytes"*) exit 27 ;;
+      *) n=$((n + 1)); [ "$n" -lt 30 ] || exit 28; sleep 1 ;;
+    esac
+  done
+  printf '%s\n' "$out" | grep -q "Data ex. method : rdma_cm" || { echo "guest: $1 not over rdma_cm"; exit 29; }
+done

@@ -230,6 +230,10 @@ def main():
     lines = out.splitlines()
     if header not in lines:
         fail("exact header missing: %r" % header, out, err)
+    # -R: the preamble says the QPs and the data exchange went through rdma_cm.
+    method = " Data ex. method : " + ("rdma_cm" if "-R" in args else "Ethernet")
+    if any(l.startswith(" Data ex. method") for l in lines) and method not in lines:
+        fail("want %r in the preamble" % method, out, err)
     iters = int(args[args.index("-n") + 1])
     if mode.startswith("bw") and "-q" in args:  # perftest's #iterations: -n x -q
         iters *= int(args[args.index("-q") + 1])

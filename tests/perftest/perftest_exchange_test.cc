@@ -68,3 +68,31 @@ TEST(PerftestExchange, BidirectionalRowSumsRatesKeepsOurSizeAndIterations) {
   EXPECT_DOUBLE_EQ(s.avg_bytes_per_s, 130.0);
   EXPECT_DOUBLE_EQ(s.msg_rate_pps, 8.0);
 }
+
+// perftest -R's key message: the client's SEND in frame 33 of golden capture 13
+// (ib_send_bw -R -T 3 between two rxe; ../shared/data/golden-rxe/13_rdmacm_send_tos3_ce,
+// copied under tests/conformance/data).
+TEST(PerftestExchange, RdmaCmKeyMessageIsTheGoldenStruct) {
+  const uint8_t golden[kCmKeyMsgBytes] = {
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x1e, 0x00, 0xfd,
+      0xf7, 0x03, 0x00, 0x00, 0x00, 0x00, 0x96, 0x7f, 0x00, 0x00, 0x00, 0x00, 0x55, 0x6b,
+      0x32, 0x3d, 0x50, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+      0xff, 0xff, 0x0a, 0x4d, 0x00, 0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01};
+  AddressFields k;
+  ASSERT_TRUE(parse_cm_key_message(golden, sizeof golden, k));
+  EXPECT_EQ(k.lid, 0u);
+  EXPECT_EQ(k.out_reads, 1u);
+  EXPECT_EQ(k.qpn, 0x1eu);
+  EXPECT_EQ(k.psn, 0xfdf703u);
+  EXPECT_EQ(k.rkey, 0u);
+  EXPECT_EQ(k.vaddr, 0x556b323d5000ull);
+  const uint8_t gid[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 77, 0, 12};
+  EXPECT_EQ(std::memcmp(k.gid, gid, 16), 0);
+  // Ours is the same struct, but zeros where perftest leaves its stack's padding (20..23).
+  auto mine = cm_key_message(k, 1);
+  uint8_t want[kCmKeyMsgBytes];
+  std::memcpy(want, golden, sizeof want);
+  std::memset(want + 20, 0, 4);
+  EXPECT_EQ(std::memcmp(mine.data(), want, sizeof want), 0);
+  EXPECT_FALSE(parse_cm_key_message(golden, sizeof golden - 1, k));  // a short SEND
+}

@@ -141,6 +141,22 @@ TEST(PerftestOptions, NetworkModeNeedsAnInterfaceAndTakesAServerName) {
   EXPECT_EQ(parse("rocemu_write_bw", {"--loopback", "--qp-timeout=32"}).exit_code, 2);
 }
 
+TEST(PerftestOptions, RdmaCmIsNetworkModes) {
+  for (const char* flag : {"-R", "--rdma_cm"}) {
+    const auto c = parse("rocemu_send_lat", {"-d", "x", flag, "10.0.0.2"});
+    ASSERT_EQ(c.exit_code, -1) << c.message;
+    EXPECT_TRUE(c.opt.rdma_cm);
+  }
+  const auto l = parse("rocemu_write_bw", {"--loopback", "-R"});
+  EXPECT_EQ(l.exit_code, 2);
+  EXPECT_NE(l.message.find("-R is for network mode"), std::string::npos) << l.message;
+  // rdma_cm here is IPv4 only: an IPv6 GID with -R is refused, not sent in an IPv4 CM header.
+  const auto v6 = parse("rocemu_write_bw", {"-d", "x", "-R", "-x", "0", "10.0.0.2"});
+  EXPECT_EQ(v6.exit_code, 2);
+  EXPECT_NE(v6.message.find("use -x 1"), std::string::npos) << v6.message;
+  EXPECT_EQ(parse("rocemu_write_bw", {"-d", "x", "-R", "-x", "1", "10.0.0.2"}).exit_code, -1);
+}
+
 TEST(PerftestOptions, CheckDataIsForNetworkBandwidthTestsWithoutBidirectional) {
   for (const char* tool : {"rocemu_write_bw", "rocemu_send_bw", "rocemu_read_bw"}) {
     const auto o = parse(tool, {"-d", "x", "--check_data", "10.0.0.2"});

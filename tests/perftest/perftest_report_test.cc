@@ -133,6 +133,16 @@ TEST(PerftestReport, PreambleIsPerftests) {
   cm.rdma_cm = true;
   EXPECT_NE(test_info(cm, TestInfo{}).find(" rdma_cm QPs\t : ON\n Data ex. method : rdma_cm\n"),
             std::string::npos);
+  // ctx_print_test_info's rdma_cm server (perftest_parameters.c, perftest 4.5): a rule, the
+  // two lines, the closing rule; a client prints none of it.
+  const std::string srv = test_info(cm, TestInfo{true, "x"});
+  EXPECT_EQ(srv.substr(srv.find(" Data ex. method")),
+            std::string(" Data ex. method : rdma_cm\n") + kResultLine +
+                " Waiting for client rdma_cm QP to connect\n"
+                " Please run the same command with the IB/RoCE interface IP\n" +
+                kResultLine);
+  EXPECT_EQ(test_info(cm, TestInfo{}).find("Waiting for client"), std::string::npos);
+  EXPECT_EQ(test_info(o, TestInfo{true, "x"}).find("Waiting for client"), std::string::npos);
 }
 
 TEST(PerftestReport, AddressLinesArePerftests) {
