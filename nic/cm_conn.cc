@@ -165,8 +165,9 @@ uint32_t CmConnections::connect(uint32_t dst_ipv4, uint16_t dst_port, uint16_t s
   r.primary.hop_limit = kHopLimit;
   r.primary.local_ack_timeout = qp.local_ack_timeout;
   encode_cma_header(make_cma_header(cfg_.ipv4, src_port, dst_ipv4), r.private_data.data());
-  std::memcpy(r.private_data.data() + kCmaHeaderBytes, private_data.data(),
-              std::min<size_t>(private_data.size(), kReqUserPrivateBytes));
+  // std::copy_n, not memcpy: an empty vector's data() may be null, which memcpy forbids.
+  std::copy_n(private_data.begin(), std::min<size_t>(private_data.size(), kReqUserPrivateBytes),
+              r.private_data.begin() + kCmaHeaderBytes);
   c.last = make(c, r);
   arm(c, now, cm_timeout_ns(cfg_.cm_response_timeout) + 2 * cm_timeout_ns(cfg_.packet_life_time),
       cfg_.max_cm_retries);
@@ -192,8 +193,8 @@ bool CmConnections::accept(uint32_t conn, const CmLocalQp& qp,
   r.target_ack_delay = kTargetAckDelay;
   r.rnr_retry_count = qp.rnr_retry_count;
   r.local_ca_guid = cfg_.ca_guid;
-  std::memcpy(r.private_data.data(), private_data.data(),
-              std::min(private_data.size(), r.private_data.size()));
+  std::copy_n(private_data.begin(), std::min(private_data.size(), r.private_data.size()),
+              r.private_data.begin());
   c->last = make(*c, r);
   c->state = CmState::kRepSent;
   // The peer answers within its own CM response time (its REQ's local_cm_response_timeout,
