@@ -24,34 +24,34 @@ std::string printed(const char* fmt, Args... args) {
 }
 }  // namespace
 
-double median_sorted(const std::vector<double>& s) {
-  if (s.empty()) return 0;
-  const size_t n = s.size();
-  return n % 2 == 0 ? (s[n / 2 - 1] + s[n / 2]) / 2 : s[n / 2];
-}
-
-double percentile_sorted(const std::vector<double>& s, double p) {
-  if (s.empty()) return 0;
-  auto rank = static_cast<size_t>(std::ceil(p * static_cast<double>(s.size())));
-  rank = std::clamp<size_t>(rank, 1, s.size());
-  return s[rank - 1];
-}
-
 LatencyStats latency_stats(std::vector<double> v) {
+  // perftest 4.5's print_report_lat, rule for rule: sort; measure_cnt = n - LAT_MEASURE_TAIL (2)
+  // drops the two largest samples from the median, mean and deviation; t_max, 99% and 99.9%
+  // index the sorted array at measure_cnt, ceil(0.99 measure_cnt) and ceil(0.999
+  // measure_cnt) (0-based, so t_max is the smaller of the two samples left out); the median
+  // of an even count averages the two middle samples; each sample's deviation from the mean
+  // is truncated to an int before squaring (`int temp_var = average - delta`).
   LatencyStats st;
   if (v.empty()) return st;
   std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  constexpr size_t kTail = 2;
+  const size_t cnt = n > kTail ? n - kTail : n;  // perftest needs >= 3; keep tiny runs sane
+  const auto at = [&](size_t i) { return v[std::min(i, n - 1)]; };
   st.min_us = v.front();
-  st.max_us = v.back();
-  st.typical_us = median_sorted(v);
+  st.max_us = at(cnt);
+  st.typical_us = (cnt - 1) % 2 ? (v[cnt / 2] + v[cnt / 2 - 1]) / 2 : v[cnt / 2];
   double sum = 0;
-  for (double x : v) sum += x;
-  st.avg_us = sum / static_cast<double>(v.size());
+  for (size_t i = 0; i < cnt; ++i) sum += v[i];
+  st.avg_us = sum / static_cast<double>(cnt);
   double sq = 0;
-  for (double x : v) sq += (x - st.avg_us) * (x - st.avg_us);
-  st.stdev_us = std::sqrt(sq / static_cast<double>(v.size()));
-  st.p99_us = percentile_sorted(v, 0.99);
-  st.p999_us = percentile_sorted(v, 0.999);
+  for (size_t i = 0; i < cnt; ++i) {
+    const int dev = static_cast<int>(st.avg_us - v[i]);
+    sq += static_cast<double>(dev) * dev;
+  }
+  st.stdev_us = std::sqrt(sq / static_cast<double>(cnt));
+  st.p99_us = at(static_cast<size_t>(std::ceil(static_cast<double>(cnt) * 0.99)));
+  st.p999_us = at(static_cast<size_t>(std::ceil(static_cast<double>(cnt) * 0.999)));
   return st;
 }
 

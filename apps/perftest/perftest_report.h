@@ -39,14 +39,11 @@ struct LatencyStats {
   double p99_us = 0, p999_us = 0;
 };
 
-/// Statistics of `samples_us` (any order; copied and sorted). All zero when empty.
+/// perftest 4.5's latency statistics of `samples_us` (any order; copied and sorted): the two
+/// largest samples are left out of the median, mean and stdev, t_max and the percentiles are
+/// read one place past perftest's nearest rank, and the stdev truncates each deviation to
+/// whole microseconds, all as `print_report_lat` does. All zero when empty.
 LatencyStats latency_stats(std::vector<double> samples_us);
-
-/// The nearest-rank percentile `p` (0 < p <= 1) of ascending `sorted` (0 when empty).
-double percentile_sorted(const std::vector<double>& sorted, double p);
-
-/// Median of ascending `sorted` (0 when empty).
-double median_sorted(const std::vector<double>& sorted);
 
 struct BwRow {
   uint64_t size_bytes = 0;

@@ -171,35 +171,45 @@ TEST(PerftestReport, AddressLinesArePerftests) {
             "************************************\n");
 }
 
-TEST(PerftestReport, MedianAveragesTheTwoMiddleSamplesOfAnEvenCount) {
-  EXPECT_DOUBLE_EQ(median_sorted({1, 2, 3, 4}), 2.5);
-  EXPECT_DOUBLE_EQ(median_sorted({1, 2, 9}), 2.0);
-  EXPECT_DOUBLE_EQ(median_sorted({}), 0.0);
-}
-
-TEST(PerftestReport, PercentilesAreNearestRank) {
-  std::vector<double> v;
-  for (int i = 1; i <= 1000; ++i) v.push_back(i);        // sorted 1..1000
-  EXPECT_DOUBLE_EQ(percentile_sorted(v, 0.99), 990.0);   // ceil(990) -> 990th sample
-  EXPECT_DOUBLE_EQ(percentile_sorted(v, 0.999), 999.0);  // ceil(999) -> 999th
-  std::vector<double> ten = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-  EXPECT_DOUBLE_EQ(percentile_sorted(ten, 0.99), 10.0);  // ceil(9.9) = 10
-  EXPECT_DOUBLE_EQ(percentile_sorted(ten, 0.5), 5.0);
-}
-
-TEST(PerftestReport, StatisticsOfHandData) {
-  // 8 samples, unordered: min 1, max 9, median (3+4)/2, mean 4.5, population stdev.
+TEST(PerftestReport, StatisticsFollowPerftestsPrintReportLat) {
+  // 8 samples, unordered; sorted 1 2 3 4 4 5 8 9. perftest leaves out the two largest (8, 9):
+  // measure_cnt 6 over 1 2 3 4 4 5.
   const LatencyStats s = latency_stats({9, 1, 4, 3, 2, 8, 5, 4});
   EXPECT_DOUBLE_EQ(s.min_us, 1);
-  EXPECT_DOUBLE_EQ(s.max_us, 9);
-  EXPECT_DOUBLE_EQ(s.typical_us, 4);  // sorted 1 2 3 4 4 5 8 9 -> (4+4)/2
-  EXPECT_DOUBLE_EQ(s.avg_us, 4.5);
-  const double var = (12.25 + 6.25 + 2.25 + 0.25 + 0.25 + 0.25 + 12.25 + 20.25) / 8;
-  EXPECT_NEAR(s.stdev_us, std::sqrt(var), 1e-12);
-  EXPECT_DOUBLE_EQ(s.p99_us, 9);  // ceil(7.92) = 8th
-  EXPECT_DOUBLE_EQ(s.p999_us, 9);
+  EXPECT_DOUBLE_EQ(s.max_us, 8);        // delta[measure_cnt]: the smaller sample left out
+  EXPECT_DOUBLE_EQ(s.typical_us, 3.5);  // even count: (delta[3] + delta[2]) / 2
+  EXPECT_DOUBLE_EQ(s.avg_us, 19.0 / 6);
+  // Deviations from 3.1667 truncated to int: 2 1 0 0 0 -1 -> squares 4 1 0 0 0 1.
+  EXPECT_NEAR(s.stdev_us, std::sqrt(6.0 / 6), 1e-12);
+  EXPECT_DOUBLE_EQ(s.p99_us, 8);  // delta[ceil(5.94)] = delta[6]
+  EXPECT_DOUBLE_EQ(s.p999_us, 8);
+  // An odd count takes the middle sample.
+  EXPECT_DOUBLE_EQ(latency_stats({5, 1, 2, 100, 200}).typical_us, 2);  // 1 2 5 | 100 200
   const LatencyStats e = latency_stats({});
   EXPECT_EQ(e.max_us, 0);
+  // One or two samples: nothing left out, nothing read past the end.
+  EXPECT_DOUBLE_EQ(latency_stats({7}).max_us, 7);
+  EXPECT_DOUBLE_EQ(latency_stats({7, 3}).typical_us, 5);
+}
+
+TEST(PerftestReport, PercentilesIndexOnePastNearestRank) {
+  std::vector<double> v;
+  for (int i = 1; i <= 1002; ++i) v.push_back(i);  // 1..1002; 1001 and 1002 are left out
+  const LatencyStats s = latency_stats(v);
+  EXPECT_DOUBLE_EQ(s.p99_us, 991.0);    // delta[ceil(990)] = 991
+  EXPECT_DOUBLE_EQ(s.p999_us, 1000.0);  // delta[ceil(999)] = 1000
+  EXPECT_DOUBLE_EQ(s.max_us, 1001.0);
+}
+
+TEST(PerftestReport, StatisticsReproduceARealPerftestRow) {
+  // tests/perftest/data/perftest-4.5/read_lat_a.client.stdout, the 2-byte row of 5 iterations:
+  // "t_min 41.42 t_max 83.48 t_typical 45.01 t_avg 45.01 t_stdev 3.00 99% 83.48". perftest
+  // had 4 deltas; two are left out, so the median and mean are those of 41.42 and 48.60 and
+  // the stdev is sqrt((3^2 + (-3)^2) / 2) = 3 exactly, the int truncation showing.
+  const LatencyStats s = latency_stats({48.60, 83.48, 41.42, 95.0});
+  EXPECT_EQ(lat_row(2, 5, s),
+            " 2       5          41.42          83.48        45.01    \t       45.01       "
+            "\t3.00   \t\t83.48   \t\t83.48  \n");
 }
 
 TEST(PerftestReport, BandwidthUnitsAreMiBAndGbits) {
