@@ -151,7 +151,10 @@ void Session::cm_connect_comm() {
   if (comm_cq_ == 0 || comm_rx_mr_.lkey == 0 || comm_tx_mr_.lkey == 0)
     throw std::runtime_error("rdma_cm: cannot create the key exchange's CQ or buffers");
   comm_qpn_ = create_comm_qp();
-  const nic::RdmaConnParams p;  // rdma_client_connect: SEND only, retry and RNR retry 7
+  nic::RdmaConnParams p;  // rdma_client_connect: SEND only, retry and RNR retry 7
+  // -T: perftest sets RDMA_OPTION_ID_TOS on every cm_id, the comm QP's and the data QPs';
+  // the REQ's path carries it and the passive side takes the REQ's.
+  if (o_.tos > 0) p.traffic_class = static_cast<uint8_t>(o_.tos);
   if (client_) {
     // perftest's client retries a refused connection (the server may not listen yet).
     const auto deadline =
@@ -206,6 +209,7 @@ void Session::cm_connect_data() {
   const std::string zero(kCmKeyMsgBytes, '\0');
   hand_shake_message(zero, kSetupTimeoutMs);
   nic::RdmaConnParams p;
+  if (o_.tos > 0) p.traffic_class = static_cast<uint8_t>(o_.tos);  // -T, as the comm QP's
   const uint8_t reads =
       reads_back(o_.verb) ? static_cast<uint8_t>(std::min<uint32_t>(o_.out_reads, 255)) : 0;
   p.responder_resources = p.initiator_depth = reads;  // rdma_cm_route_handler: out_reads

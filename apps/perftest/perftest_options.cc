@@ -81,6 +81,9 @@ std::string perftest_usage(const std::string& tool) {
          "                             (default 18515)\n"
          "  -R, --rdma_cm              network mode: connect through rdma_cm, keys exchanged as\n"
          "                             SENDs on a first rdma_cm connection (no TCP)\n"
+         "  -T, --tos=<tos>            with -R: the rdma_cm QPs' traffic class 0..255; its DSCP\n"
+         "                             (tos >> 2) marks their packets both ways, ECN stays the\n"
+         "                             NIC's (default and 0: the host's data DSCP)\n"
          "  -u, --qp-timeout=<t>       ACK timeout 4.096 us * 2^t (default 14)\n"
          "  -b, --bidirectional        both sides send (bandwidth tests)\n"
          "  -F, --CPU-freq             do not warn about CPU frequency (accepted, no effect)\n"
@@ -156,7 +159,9 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
                                                      {"-u", 'u'},
                                                      {"--qp-timeout", 'u'},
                                                      {"-A", 'A'},
-                                                     {"--atomic_type", 'A'}};
+                                                     {"--atomic_type", 'A'},
+                                                     {"-T", 'T'},
+                                                     {"--tos", 'T'}};
   static const std::map<std::string, char> switches = {{"-a", 'a'},
                                                        {"--all", 'a'},
                                                        {"-b", 'b'},
@@ -303,6 +308,10 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
             return bad("-A=" + value + ": CMP_AND_SWAP or FETCH_AND_ADD");
           }
           break;
+        case 'T':
+          if (!parse_uint(value, 0, 255, n)) return bad("-T=" + value + ": 0..255");
+          o.tos = static_cast<int>(n);
+          break;
         case 'u':
           if (!parse_uint(value, 0, 31, n)) return bad("-u=" + value + ": 0..31");
           o.qp_timeout = static_cast<int>(n);
@@ -355,6 +364,8 @@ ParseOutcome parse_perftest_args(const std::string& tool, const std::vector<std:
     return bad("give --loopback, or -d <interface> for a server or client on a DPDK port");
   if (o.loopback && !o.roce_ip.empty()) return bad("--roce_ip is for network mode (-d)");
   if (o.loopback && o.rdma_cm) return bad("-R is for network mode (-d)");
+  // perftest: "TOS only valid for rdma_cm based QP and RawEth QP".
+  if (o.tos >= 0 && !o.rdma_cm) return bad("-T (TOS) is for rdma_cm QPs: give -R too");
   if (o.rdma_cm && o.gid_index == 0)
     return bad(
         "-R with -x 0: rocemu's rdma_cm speaks IPv4 only (its CM header and GIDs); use -x 1");

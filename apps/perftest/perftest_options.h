@@ -71,6 +71,7 @@ struct PerftestOptions {
   uint32_t out_reads = 1;     // outstanding READs/atomics advertised: 128 for READ/atomic
   uint32_t inline_bytes = 0;  // max inline data: 0 (perftest's value for a device it does not know)
   bool rdma_cm = false;       // the connection goes through rdma_cm (perftest -R)
+  int tos = -1;  // -T: the rdma_cm QPs' IP traffic class (0..255), -1 unset (perftest DEF_TOS)
   std::vector<std::string> eal_args;
 };
 

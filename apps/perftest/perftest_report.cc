@@ -121,7 +121,9 @@ std::string test_info(const PerftestOptions& o, const TestInfo& info) {
   else
     s += printed(" Max inline data : %u[B]\n", o.inline_bytes);
   s += printed(" rdma_cm QPs\t : %s\n", o.rdma_cm ? "ON" : "OFF");
-  s += printed(" Data ex. method : %s\n", o.rdma_cm ? "rdma_cm" : "Ethernet");
+  s += printed(" Data ex. method : %s", o.rdma_cm ? "rdma_cm" : "Ethernet");
+  if (o.rdma_cm && o.tos >= 0) s += printed(" \tTOS    : %d", o.tos);
+  s += "\n";
   // ctx_print_test_info: an rdma_cm server adds these lines, though by then its client is
   // connected (perftest prints the preamble after the rdma_cm connections).
   if (o.rdma_cm && info.server) {

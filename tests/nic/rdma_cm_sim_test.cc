@@ -183,6 +183,45 @@ TEST(RdmaCmSim, LossyWireStillConnectsByResending) {
             0u);
 }
 
+TEST(RdmaCmSim, TrafficClassOfTheReqMarksBothSidesPackets) {
+  // perftest -T: the active side's RdmaConnParams::traffic_class rides in the REQ's primary
+  // path; the passive side takes it from there, so the data QPs' packets carry its DSCP both
+  // ways (the ECN bits stay the NIC's; ACKs keep the control DSCP), and every MAD (REQ, REP,
+  // RTU) goes with it too.
+  CmPair w;
+  constexpr uint8_t kTos = 46 << 2;  // DSCP 46 (EF), the hosts' default data DSCP being 26
+  int data[2] = {0, 0}, wrong[2] = {0, 0};
+  w.wire->set_inspector([&](int from, const uint8_t* f, uint32_t len) {
+    nic::RocePacket p;
+    std::vector<uint8_t> c(f, f + len);
+    if (nic::parse_roce(c.data(), len, p) != nic::RxDrop::kNone) return;  // ARP
+    if (p.opcode == wire::kRcAcknowledge) return;  // ACKs keep the control DSCP (48)
+    ++data[from];
+    if ((p.tos >> 2) != (kTos >> 2)) ++wrong[from];
+  });
+  w.node[1]->cm->listen(CmPair::kPort);
+  const uint32_t qa = w.rc_qp(0), qb = w.rc_qp(1);
+  nic::RdmaConnParams p;
+  p.traffic_class = kTos;
+  w.node[0]->cm->connect(qa, w.host[1]->ipv4(), CmPair::kPort, p, 0);
+  CmEvent e;
+  ASSERT_TRUE(w.wait_event(1, e, 5 * kNsPerMs));
+  ASSERT_EQ(e.kind, CmEventKind::kConnectRequest);
+  EXPECT_EQ(e.traffic_class, kTos);
+  ASSERT_TRUE(w.node[1]->cm->accept(e, qb, {}, w.wire->now()));  // no class of its own
+  CmEvent ea, eb;
+  ASSERT_TRUE(w.wait_event(0, ea, 5 * kNsPerMs));
+  ASSERT_EQ(ea.kind, CmEventKind::kEstablished);
+  ASSERT_TRUE(w.wait_event(1, eb, 5 * kNsPerMs));
+  ASSERT_EQ(eb.kind, CmEventKind::kEstablished);
+  send_and_check(w, 0, qa, qb, 3);
+  send_and_check(w, 1, qb, qa, 4);
+  EXPECT_GE(data[0], 3);  // REQ, RTU, a SEND
+  EXPECT_GE(data[1], 2);  // REP, a SEND
+  EXPECT_EQ(wrong[0], 0);
+  EXPECT_EQ(wrong[1], 0);
+}
+
 TEST(RdmaCmSim, NoListenerIsRefusedWithinARoundTrip) {
   CmPair w;
   const uint32_t qa = w.rc_qp(0);

@@ -232,6 +232,8 @@ def main():
         fail("exact header missing: %r" % header, out, err)
     # -R: the preamble says the QPs and the data exchange went through rdma_cm.
     method = " Data ex. method : " + ("rdma_cm" if "-R" in args else "Ethernet")
+    if "-T" in args:  # -T: perftest's " \tTOS    : %d" on the same line
+        method += " \tTOS    : %d" % int(args[args.index("-T") + 1])
     if any(l.startswith(" Data ex. method") for l in lines) and method not in lines:
         fail("want %r in the preamble" % method, out, err)
     iters = int(args[args.index("-n") + 1])

@@ -157,6 +157,22 @@ TEST(PerftestOptions, RdmaCmIsNetworkModes) {
   EXPECT_EQ(parse("rocemu_write_bw", {"-d", "x", "-R", "-x", "1", "10.0.0.2"}).exit_code, -1);
 }
 
+TEST(PerftestOptions, TosIsForRdmaCmQps) {
+  for (const char* flag : {"-T", "--tos"}) {
+    const auto c = parse("rocemu_write_bw", {"-d", "x", "-R", flag, "106", "10.0.0.2"});
+    ASSERT_EQ(c.exit_code, -1) << c.message;
+    EXPECT_EQ(c.opt.tos, 106);
+  }
+  EXPECT_EQ(parse("rocemu_write_bw", {"-d", "x", "-R", "--tos=0"}).opt.tos, 0);
+  EXPECT_EQ(parse("rocemu_write_bw", {"-d", "x", "-R"}).opt.tos, -1);  // unset: DEF_TOS
+  // perftest: "TOS only valid for rdma_cm based QP and RawEth QP".
+  const auto no_cm = parse("rocemu_write_bw", {"-d", "x", "-T", "106"});
+  EXPECT_EQ(no_cm.exit_code, 2);
+  EXPECT_NE(no_cm.message.find("give -R too"), std::string::npos) << no_cm.message;
+  for (const char* bad : {"256", "-1", "x", ""})
+    EXPECT_EQ(parse("rocemu_write_bw", {"-d", "x", "-R", "-T", bad}).exit_code, 2) << bad;
+}
+
 TEST(PerftestOptions, CheckDataIsForNetworkBandwidthTestsWithoutBidirectional) {
   for (const char* tool : {"rocemu_write_bw", "rocemu_send_bw", "rocemu_read_bw"}) {
     const auto o = parse(tool, {"-d", "x", "--check_data", "10.0.0.2"});

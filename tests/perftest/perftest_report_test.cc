@@ -142,7 +142,16 @@ TEST(PerftestReport, PreambleIsPerftests) {
                 " Please run the same command with the IB/RoCE interface IP\n" +
                 kResultLine);
   EXPECT_EQ(test_info(cm, TestInfo{}).find("Waiting for client"), std::string::npos);
-  EXPECT_EQ(test_info(o, TestInfo{true, "x"}).find("Waiting for client"), std::string::npos);
+  EXPECT_EQ(test_info(o, TestInfo{true, "x"}).find("Waiting for client"),
+            std::string::npos);  // -T: ctx_print_test_info's " \tTOS    : %d" on the Data ex.
+                                 // method line.
+  cm.tos = 106;
+  EXPECT_NE(test_info(cm, TestInfo{}).find(" Data ex. method : rdma_cm \tTOS    : 106\n"),
+            std::string::npos);
+  const std::string tos_srv = test_info(cm, TestInfo{true, "x"});
+  EXPECT_NE(tos_srv.find(" Data ex. method : rdma_cm \tTOS    : 106\n" + std::string(kResultLine) +
+                         " Waiting for client rdma_cm QP to connect\n"),
+            std::string::npos);
 }
 
 TEST(PerftestReport, AddressLinesArePerftests) {
