@@ -15,6 +15,8 @@ namespace rocemu::perftest {
 
 namespace net {
 
+constexpr char kDone[] = "done";  // sent with its NUL: 5 bytes
+
 AddressFields address_fields(const interop::PerftestKey& k) {
   AddressFields a;
   a.lid = k.lid;
@@ -37,11 +39,6 @@ interop::PerftestKey key_of(const AddressFields& a) {
   k.vaddr = a.vaddr;
   std::memcpy(k.gid, a.gid, sizeof k.gid);
   return k;
-}
-
-std::string ip_text(uint32_t ip) {
-  return std::to_string(ip >> 24) + "." + std::to_string((ip >> 16) & 255) + "." +
-         std::to_string((ip >> 8) & 255) + "." + std::to_string(ip & 255);
 }
 
 interop::PerftestKey parse_key(const char* buf) {

@@ -239,7 +239,7 @@ void Session::cm_connect_data() {
       const auto req = wait_cm_event(0, kSetupTimeoutMs, "waiting for the data QPs' REQ");
       if (req.peer_ipv4 != peer_.ipv4 || !cm_->accept(req, qpns[q], p, st_->ep->now_ns()))
         throw std::runtime_error("rdma_cm: cannot accept data QP " + std::to_string(q) + " from " +
-                                 ip_text(req.peer_ipv4));
+                                 ipv4_to_string(req.peer_ipv4));
       data_conns_.push_back(req.conn);
     }
   }

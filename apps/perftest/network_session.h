@@ -35,7 +35,6 @@ auto setup_step(F&& f) {
 using interop::TcpChannel;
 
 inline constexpr int kSetupTimeoutMs = 30000;
-inline constexpr char kDone[] = "done";  // sent with its NUL: 5 bytes
 
 AddressFields address_fields(const interop::PerftestKey& k);
 
@@ -44,8 +43,6 @@ interop::PerftestKey key_of(const AddressFields& a);
 /// -R: perftest's comm QP moves one message at a time (tx and rx depth 1, create_comm_struct);
 /// its largest is the 56-byte key.
 inline constexpr size_t kCommBufBytes = 64;
-
-std::string ip_text(uint32_t ip);
 
 interop::PerftestKey parse_key(const char* buf);
 
