@@ -63,7 +63,11 @@ std::vector<SwitchSnapshot> NetworkEnv::reset(uint64_t seed) {
   if (!pool_)
     pool_ =
         std::make_unique<RunPool>(cfg_.testbed.pool_mbufs, kPoolDataBytes, RunPool::Fault::kLazy);
-  fabric_ = std::make_unique<WorkloadFabric>(cfg_, *wcfg_, pool_->get(), cfg_.workload_qps_per_pair);
+  // No capture taps here: nobody reads the frames' payload bytes (NicParams::elide_payload).
+  WorkloadFabricOptions fo;
+  fo.elide_payload = true;
+  fabric_ =
+      std::make_unique<WorkloadFabric>(cfg_, *wcfg_, pool_->get(), cfg_.workload_qps_per_pair, fo);
   engine_ = std::make_unique<VirtualEngine>(cfg_.topology.topology, cfg_.topology.links, seed);
   for (uint32_t i = 0; i < fabric_->num_nodes(); ++i) engine_->attach(i, fabric_->node(i));
   // The same flow feeding as run_workload_virtual: flows pulled one lookahead ahead.

@@ -40,6 +40,11 @@ WorkloadFabric::WorkloadFabric(const RunConfig& cfg, const workload::WorkloadCon
     throw std::invalid_argument(
         "[workload] qp_per_flow runs in one process (rocemu-sim, rocemu-testbed): host processes "
         "connect a fixed QP plan; use qps_per_pair");
+  if (local_ >= 0 && opt.elide_payload)
+    throw std::invalid_argument(
+        "workload fabric: a host process's frames cross a real wire: their payload is not elided");
+  nic::NicParams nic_params = cfg.nic_params;
+  nic_params.elide_payload = opt.elide_payload;
   const uint32_t lanes = std::max<uint32_t>(1, qps_per_pair);
   nodes_.resize(n);
   switches_.resize(n);
@@ -50,7 +55,7 @@ WorkloadFabric::WorkloadFabric(const RunConfig& cfg, const workload::WorkloadCon
       switches_[i] = std::make_unique<sw::SoftSwitch>(cfg.switch_params, t, i, pool, cfg.seed);
       nodes_[i] = switches_[i].get();
     } else {
-      hosts_[i] = std::make_unique<nic::RoceHost>(cfg.nic_params, t, i, pool, cfg.seed);
+      hosts_[i] = std::make_unique<nic::RoceHost>(nic_params, t, i, pool, cfg.seed);
       if (local_ < 0) nodes_[i] = hosts_[i].get();
     }
   }

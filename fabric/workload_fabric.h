@@ -60,6 +60,9 @@ struct WorkloadFabricOptions {
   /// Local mode: the sink region (workload_region_bytes), at the same virtual address in
   /// every process of the run (map_shared_sink_region). Null: a private buffer (in-process).
   uint8_t* sink = nullptr;
+  /// The hosts' frames carry their payload's length, not its bytes (NicParams::elide_payload):
+  /// for in-process virtual-time runs, whose frames nobody captures. Not with local_host.
+  bool elide_payload = false;
 };
 
 class WorkloadFabric;

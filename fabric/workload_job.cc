@@ -74,7 +74,10 @@ WorkloadResult run_workload_virtual(const RunConfig& cfg, const WorkloadRunOptio
   WorkloadResult r;
   {
     VirtualEngine e(cfg.topology.topology, cfg.topology.links, cfg.seed);
-    WorkloadFabric f(cfg, wcfg, pool.get(), cfg.workload_qps_per_pair);
+    // Nobody reads the frames' payload bytes unless a capture writes them: elide them.
+    WorkloadFabricOptions fo;
+    fo.elide_payload = cfg.capture.ports.empty();
+    WorkloadFabric f(cfg, wcfg, pool.get(), cfg.workload_qps_per_pair, fo);
     ProgressPrinter progress(wcfg.params, cfg.sim.until_ns, opt);
     for (uint32_t i = 0; i < f.num_nodes(); ++i) e.attach(i, f.node(i));
     e.every(opt.queue_sample_ns, [&](TimeNs now) {

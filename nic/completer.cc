@@ -194,7 +194,8 @@ void RoceHost::complete_read_response(Qp& qp, const RocePacket& p, TimeNs now) n
     ++counters_.drops[static_cast<int>(RxDrop::kStaleResponse)];
     return;
   }
-  sge_scatter(w.sge.data(), w.num_sge, off, p.frame + p.payload_off, want);
+  if (!params_.elide_payload)
+    sge_scatter(w.sge.data(), w.num_sge, off, p.frame + p.payload_off, want);
   ++w.read_pkts_done;
   qp.una_psn = psn_add(p.psn, 1);
   if (k + 1 == w.npkts) {

@@ -28,7 +28,7 @@ void RoceHost::receive(uint8_t* frame, uint32_t len, TimeNs now) noexcept {
   if (why == RxDrop::kNone && (p.ipv6 ? !has_ipv6(p.dst_ip6) : p.dst_ip != ipv4_)) [[unlikely]]
     why = RxDrop::kNotForMe;
   if (why == RxDrop::kNone && p.pkey != 0xFFFF && p.pkey != 0x7FFF) why = RxDrop::kBadPkey;
-  if (why == RxDrop::kNone && !icrc_ok(p)) why = RxDrop::kIcrc;
+  if (why == RxDrop::kNone && !params_.elide_payload && !icrc_ok(p)) why = RxDrop::kIcrc;
   if (why == RxDrop::kNone && p.ipv6 && !udp_checksum_ok(p)) [[unlikely]]
     why = RxDrop::kUdpChecksum;
   if (why == RxDrop::kBadOpcode && !transport_implemented(p.opcode)) [[unlikely]] {

@@ -151,8 +151,10 @@ rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
     std::memcpy(f + at, &w.imm_be, 4);
     at += 4;
   }
-  sge_gather(w.sge.data(), w.num_sge, qp.send_offset, f + at, payload);
-  seal_frame(f);
+  if (!params_.elide_payload) {
+    sge_gather(w.sge.data(), w.num_sge, qp.send_offset, f + at, payload);
+    seal_frame(f);
+  }
 
   // Retransmission accounting: a PSN at or before the highest one sent is a resend.
   const uint32_t top = is_read ? w.last_psn : psn;

@@ -111,8 +111,10 @@ rte_mbuf* RoceHost::responder_read_next(Qp& qp) noexcept {
   }
   // A zero-length READ names no memory (IBTA C9-88: its R_Key and VA are not checked), so
   // there is nothing to copy and job.addr may be anything, null included.
-  if (n != 0) std::memcpy(f + at, job.addr + off, n);
-  seal_frame(f);
+  if (!params_.elide_payload) {
+    if (n != 0) std::memcpy(f + at, job.addr + off, n);
+    seal_frame(f);
+  }
   ++counters_.read_responses_sent;
   if (++job.pkts_sent == job.npkts) ++qp.reads.head;
   return m;
@@ -284,7 +286,8 @@ bool RoceHost::respond_send(Qp& qp, const RocePacket& p) noexcept {
     queue_nak(qp, kSynNakInvalid, p.psn);
     return false;
   }
-  sge_scatter(r.sge.data(), r.num_sge, qp.recv_offset, p.frame + p.payload_off, p.payload_len);
+  if (!params_.elide_payload)
+    sge_scatter(r.sge.data(), r.num_sge, qp.recv_offset, p.frame + p.payload_off, p.payload_len);
   qp.recv_offset += p.payload_len;
   if (f & kOpLast) {
     ibv_wc wc{};
@@ -333,7 +336,7 @@ bool RoceHost::respond_write(Qp& qp, const RocePacket& p) noexcept {
     queue_nak(qp, static_cast<uint8_t>(kSynRnr | qp.min_rnr_timer), p.psn);
     return false;
   }
-  if (p.payload_len != 0)
+  if (p.payload_len != 0 && !params_.elide_payload)
     std::memcpy(reinterpret_cast<uint8_t*>(qp.write_va), p.frame + p.payload_off, p.payload_len);
   qp.write_va += p.payload_len;
   qp.write_remaining -= p.payload_len;

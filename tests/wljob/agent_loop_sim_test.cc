@@ -207,6 +207,22 @@ TEST(AgentLoop, TelemetryAndCaptureWorkInWorkloadRuns) {
   EXPECT_GT(fs::file_size(d.path / "c.pcapng"), 10000u);
 }
 
+// Without a capture, the hosts' frames carry no payload bytes (NicParams::elide_payload); with
+// one, every byte is copied and ICRC-checked. The results must not tell the two apart.
+TEST(AgentLoop, ElidedPayloadsGiveTheResultsOfCopiedOnes) {
+  TempDir d("elide");
+  const WorkloadResult elided = run(star("", 1000), d.path / "elided");
+  const WorkloadResult copied =
+      run(star("[capture]\nports = [\"s0:0\"]\nfile = \"c.pcapng\"\n", 1000), d.path / "copied");
+  ASSERT_TRUE(elided.all_finished);
+  ASSERT_TRUE(copied.all_finished);
+  EXPECT_GT(elided.records.size(), 20u);
+  EXPECT_EQ(elided.events, copied.events);
+  EXPECT_EQ(elided.link_hops, copied.link_hops);
+  for (const char* f : {"flows.csv", "bins.csv", "metrics.csv"})
+    EXPECT_EQ(slurp(d.path / "elided" / f), slurp(d.path / "copied" / f)) << f;
+}
+
 // The shipped model (configs/models/graphcc_clos24.model, trained on the paper's training
 // scenario: configs/models/README.md) loads and, on a short seeded episode of that scenario,
 // keeps the mean switch queue below static DCQCN's (Alibaba thresholds), every flow finished
