@@ -32,9 +32,9 @@ struct NicParams {
   // Not a [nic] key: QPNs unpredictable from off the path (the tools that exchange QP numbers
   // with a peer set it, with a NIC seeded from the kernel's entropy). Off: 0x11, 0x12, ...
   bool random_qpns = false;
-  // Not a [nic] key: the frames of RC requests and READ responses carry their payload's length
-  // but not its bytes (nor an ICRC), and received frames' ICRCs are not checked. For virtual-time
-  // runs whose memory is not verified (the workload job without a capture;
+  // Not a [nic] key: the frames of requests (RC, UC) and READ responses carry their payload's
+  // length but not its bytes (nor an ICRC), and received frames' ICRCs are not checked. For
+  // virtual-time runs whose memory is not verified (the workload job without a capture;
   // fabric/workload_fabric.h): the bytes a WRITE, SEND or READ moves are timed, not copied. Every
   // host of a run must agree. Atomics still move their 8 bytes. Off: every byte is copied and
   // checked.
