@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ctime>
 #include <limits>
 
 namespace rocemu {
@@ -35,6 +36,15 @@ constexpr uint64_t bytes_in(TimeNs dt_ns, uint64_t rate_bps) noexcept {
   if (dt_ns <= 0) return 0;
   const unsigned __int128 b = static_cast<unsigned __int128>(dt_ns) * rate_bps;
   return static_cast<uint64_t>(b / (kBitsPerByte * static_cast<uint64_t>(kNsPerSec)));
+}
+
+/// CPU time the calling thread has used, ns (CLOCK_THREAD_CPUTIME_ID). For measuring what a
+/// run or a loop cost (benchmarks, cost summaries, normalising a real-time test by the CPU
+/// its poll loop got), never as the `now` of core logic.
+inline int64_t thread_cpu_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * kNsPerSec + ts.tv_nsec;
 }
 
 static_assert(serialization_ns(1000, 10 * kBpsPerGbps) == 800);

@@ -5,7 +5,6 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
-#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -17,6 +16,7 @@
 #include <stdexcept>
 
 #include "common/rng.h"
+#include "common/time_ns.h"
 #include "fabric/cc/dcqcn_hooks.h"
 #include "fabric/realtime_engine.h"
 #include "fabric/region_iova.h"
@@ -233,12 +233,6 @@ class Fabric {
   uint64_t posted_ = 0, completed_ = 0, failed_ = 0;
   ibv_wc first_failure_{};
 };
-
-int64_t thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * kNsPerSec + ts.tv_nsec;
-}
 
 constexpr TimeNs kVirtualPollNs = kNsPerUs;
 constexpr TimeNs kRealtimePollNs = 10 * kNsPerUs;

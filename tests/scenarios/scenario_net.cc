@@ -162,6 +162,8 @@ ScenarioResult run_on(Engine& eng, rte_mempool* pool, const ScenarioSpec& s) {
   uint64_t samples = 0;
   std::vector<uint64_t> port_tx_warm(s.watch.size(), 0);
   bool warm = false, ended = false;
+  int64_t cpu_at_warmup_ns = 0;
+  TimeNs warmup_now_ns = 0;
 
   std::unique_ptr<std::ofstream> flow_csv;
   std::unique_ptr<sw::QueueSeriesWriter> queue_csv;
@@ -180,7 +182,15 @@ ScenarioResult run_on(Engine& eng, rte_mempool* pool, const ScenarioSpec& s) {
 
   auto wire_tx = [&](uint32_t node, uint16_t port) { return eng.counters(PortRef{node, port}).tx_bytes; };
 
-  auto snapshot_window = [&](bool at_warmup) {
+  auto snapshot_window = [&](bool at_warmup, TimeNs now) {
+    if (at_warmup) {
+      cpu_at_warmup_ns = thread_cpu_ns();
+      warmup_now_ns = now;
+    } else {
+      const TimeNs win_ns = std::max<TimeNs>(1, now - warmup_now_ns);
+      res.window_cpu_share =
+          static_cast<double>(thread_cpu_ns() - cpu_at_warmup_ns) / static_cast<double>(win_ns);
+    }
     for (size_t f = 0; f < flows.size(); ++f) {
       Flow& fl = flows[f];
       (at_warmup ? fl.bytes_at_warmup : fl.bytes_at_end) = fl.bytes_done;
@@ -237,11 +247,11 @@ ScenarioResult run_on(Engine& eng, rte_mempool* pool, const ScenarioSpec& s) {
     }
     if (!warm && now >= s.warmup_ns) {
       warm = true;
-      snapshot_window(true);
+      snapshot_window(true, now);
     }
     if (warm && !ended && now >= s.duration_ns) {
       ended = true;
-      snapshot_window(false);
+      snapshot_window(false, now);
     }
     if (s.stop_when_complete && all_done) eng.stop();
   };
@@ -280,7 +290,7 @@ ScenarioResult run_on(Engine& eng, rte_mempool* pool, const ScenarioSpec& s) {
     eng.every(s.sample_ns, sample);
     res.end_ns = eng.run_for(s.duration_ns);
   }
-  if (!ended) snapshot_window(false);  // stopped early (finite flows): window up to now
+  if (!ended) snapshot_window(false, res.end_ns);  // stopped early (finite flows): window up to now
 
   const double win_s = static_cast<double>(std::max<TimeNs>(1, (ended ? s.duration_ns : res.end_ns) - s.warmup_ns)) / 1e9;
   for (Flow& fl : flows) {

@@ -80,6 +80,10 @@ struct ScenarioResult {
   uint64_t ecn_marked = 0;           // switches
   TimeNs end_ns = 0;
   uint64_t events = 0;
+  // The calling thread's CPU time in the window / the window's length: in real time, the
+  // share of a core the poll loop got (near 1 on a quiet machine, less beside other load;
+  // wall-rate figures such as utilisation scale with it). Virtual time: CPU per simulated ns.
+  double window_cpu_share = 0;
 };
 
 /// Runs `s` (EAL started on first use). Throws std::runtime_error on setup failures.

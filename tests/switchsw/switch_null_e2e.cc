@@ -26,12 +26,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "common/time_ns.h"
 #include "fabric/eal.h"
 #include "switchsw/soft_switch.h"
 #include "tests/switchsw/frames.h"
@@ -45,12 +45,6 @@ constexpr uint32_t kFrameBytes = 1024;
 constexpr uint32_t kTemplateBytes = wire::kRoceHeadersBytes;  // 54
 constexpr uint32_t kPoolMbufs = 8191;
 constexpr uint16_t kRingDescs = 512;
-
-int64_t thread_cpu_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
 
 struct PhaseResult {
   uint64_t rx_frames = 0;

@@ -10,8 +10,8 @@
 
 #include <array>
 #include <cstring>
-#include <ctime>
 
+#include "common/time_ns.h"
 #include "switchsw/soft_switch.h"
 #include "tests/support/eal_env.h"
 #include "tests/switchsw/frames.h"
@@ -21,11 +21,6 @@ namespace {
 
 constexpr int kBurst = 32;
 
-int64_t thread_cpu_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
 constexpr uint32_t kHeaderBytes = wire::kUdpOff;  // Ethernet + IPv4
 
 void run_pipeline(benchmark::State& state, int paths) {
