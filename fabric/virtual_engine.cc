@@ -36,8 +36,9 @@ VirtualEngine::VirtualEngine(const Topology& topo, std::vector<LinkOptions> link
 }
 
 VirtualEngine::~VirtualEngine() {
-  for (const auto& e : heap_.items())
+  heap_.for_each([](const Event& e) {
     if (e.m && e.kind != Kind::kFlight) rte_pktmbuf_free(e.m);  // a kFlight's is the queue's
+  });
   for (auto& p : ports_)
     for (uint32_t i = 0; i < p.flight_n; ++i)
       rte_pktmbuf_free(p.flight[(p.flight_head + i) & (p.flight.size() - 1)].m);

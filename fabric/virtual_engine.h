@@ -130,7 +130,7 @@ class VirtualEngine {
   std::vector<TimeNs> timer_at_;     // the pending timer event's time per node, kNever if none
   std::vector<TimeNs> fired_at_;     // when on_timer last ran per node
   std::vector<Periodic> periodic_;
-  EventHeap<Event> heap_;      // min-heap on (t, seq)
+  CalendarQueue<Event> heap_;  // pops the minimum (t, seq)
   size_t flight_waiting_ = 0;  // in-flight frames behind a queue's head (not in heap_)
   uint64_t seq_ = 0;
   TimeNs now_ = 0;

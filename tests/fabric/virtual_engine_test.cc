@@ -235,16 +235,18 @@ TEST(VirtualEngine, AnEagerDeadlineWhileTheWireIsBusyIsDeferredToWireFreeNotSpun
 namespace rocemu::fabric {
 namespace {
 
+// An event for the queue tests, and std::priority_queue's order for it (the reference).
+struct E {
+  TimeNs t;
+  uint64_t seq;
+};
+struct Later {
+  bool operator()(const E& a, const E& b) const { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
+};
+
 // The engine's 4-ary heap pops in exactly the (t, seq) order a binary heap does: checked
 // against std::priority_queue over interleaved pushes and pops with many equal times.
 TEST(EventHeap, PopsInTimeThenSequenceOrderLikeAPriorityQueue) {
-  struct E {
-    TimeNs t;
-    uint64_t seq;
-  };
-  struct Later {
-    bool operator()(const E& a, const E& b) const { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
-  };
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     Rng rng(seed, "event-heap-test");
     EventHeap<E> heap;
@@ -268,6 +270,48 @@ TEST(EventHeap, PopsInTimeThenSequenceOrderLikeAPriorityQueue) {
       ref.pop();
     }
     EXPECT_TRUE(heap.empty());
+  }
+}
+
+// The calendar queue pops in exactly the order the heap does, over pushes that land in the
+// current bucket, in later buckets of the window, beyond it (the far heap), and before the
+// current bucket; small buckets and a small window make every one of those paths frequent.
+TEST(CalendarQueue, PopsInTimeThenSequenceOrderLikeAPriorityQueue) {
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Rng rng(seed, "calendar-queue-test");
+    CalendarQueue<E> q(/*width_shift=*/2, /*slots_log2=*/seed % 2 ? 3 : 7);
+    std::priority_queue<E, std::vector<E>, Later> ref;
+    uint64_t seq = 0;
+    TimeNs now = 0;
+    for (int step = 0; step < 6000; ++step) {
+      if (ref.empty() || rng.uniform() < 0.55) {
+        // Mostly near-future of the last pop, some far ahead, some before it.
+        const double u = rng.uniform();
+        TimeNs t = now + static_cast<TimeNs>(rng.uniform() * 40);
+        if (u < 0.1) t = now + static_cast<TimeNs>(rng.uniform() * 4000);
+        if (u > 0.95) t = std::max<TimeNs>(0, now - static_cast<TimeNs>(rng.uniform() * 30));
+        const E e{t, seq++};
+        q.push(e);
+        ref.push(e);
+      } else {
+        const E a = q.pop(), b = ref.top();
+        ref.pop();
+        ASSERT_EQ(a.t, b.t) << "seed " << seed << " step " << step;
+        ASSERT_EQ(a.seq, b.seq) << "seed " << seed << " step " << step;
+        now = a.t;
+      }
+      ASSERT_EQ(q.size(), ref.size());
+      if (!ref.empty())
+        ASSERT_EQ(q.top().seq, ref.top().seq) << "seed " << seed << " step " << step;
+    }
+    size_t visited = 0;
+    q.for_each([&](const E&) { ++visited; });
+    EXPECT_EQ(visited, ref.size());
+    while (!ref.empty()) {
+      ASSERT_EQ(q.pop().seq, ref.top().seq);
+      ref.pop();
+    }
+    EXPECT_TRUE(q.empty());
   }
 }
 
