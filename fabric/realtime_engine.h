@@ -123,6 +123,8 @@ void prefault_pool(rte_mempool* pool) noexcept;
 /// prefaulted (kPrefault: no page fault while packets flow); a virtual-time one is not
 /// (kLazy): there a fault costs no model time, and a run touches only the pages its packets
 /// use (the 24-host Clos episode's 32,767 x 9 KB pool: ~0.5 s of CPU spent zeroing pages).
+/// A kLazy pool's mbufs live in anonymous memory with no IOVA (nothing DMAs in virtual time):
+/// never cleared by DPDK on free, unmapped instead. Never hand a kLazy pool to an ethdev.
 inline constexpr uint32_t kPoolDataBytes = 9216;
 class RunPool {
  public:
