@@ -155,9 +155,7 @@ const MemoryRegion* RoceHost::find_mr(uint32_t key, bool remote) const noexcept 
 }
 
 uint32_t RoceHost::create_cq(uint32_t cqe) {
-  CompletionQueue cq;
-  cq.ring.resize(cqe == 0 ? 1 : cqe);
-  cqs_.push_back(std::move(cq));
+  cqs_.emplace_back(cqe);
   return static_cast<uint32_t>(cqs_.size() - 1);
 }
 
@@ -582,11 +580,7 @@ int RoceHost::poll_cq(uint32_t cq_id, int n, ibv_wc* wc) noexcept {
   if (cq_id >= cqs_.size() || n <= 0) return 0;
   CompletionQueue& cq = cqs_[cq_id];
   int got = 0;
-  while (got < n && cq.count > 0) {
-    wc[got++] = cq.ring[cq.head];
-    cq.head = static_cast<uint32_t>((cq.head + 1) % cq.ring.size());
-    --cq.count;
-  }
+  while (got < n && cq.count > 0) wc[got++] = cq.pop();
   return got;
 }
 

@@ -11,26 +11,50 @@ LaneScheduler::LaneScheduler(const std::vector<HostSpec>& hosts, size_t num_node
                              bool lane_per_flow, LaneTransport& transport)
     : host_of_node_(host_index_by_node(hosts, num_nodes)),
       per_flow_(lane_per_flow),
-      transport_(transport),
-      pairs_(hosts.size() * hosts.size()) {
+      transport_(transport) {
   for (const HostSpec& h : hosts) hosts_.push_back(h.id);
   failures_.reserve(kMaxFailures);
 }
 
+const std::vector<LaneScheduler::Lane>& LaneScheduler::lanes(uint32_t a,
+                                                             uint32_t b) const noexcept {
+  static const std::vector<Lane> kNone;
+  const auto it = slot_of_pair_.find(pair_index(a, b));
+  return it == slot_of_pair_.end() ? kNone : pairs_[it->second].lanes;
+}
+
+uint32_t LaneScheduler::slot(uint32_t a, uint32_t b) {
+  const uint64_t index = pair_index(a, b);
+  const auto [it, made] = slot_of_pair_.try_emplace(index, static_cast<uint32_t>(pairs_.size()));
+  if (made) pairs_.push_back(Pair{index, {}, {}});
+  return it->second;
+}
+
+void LaneScheduler::enqueue(Pair& p, const FlowSpec& f) {
+  if (p.waiting.empty()) waiting_pairs_.insert(p.index);
+  p.waiting.push_back(f);
+  ++waiting_;
+}
+
+void LaneScheduler::dequeue(Pair& p) noexcept {
+  p.waiting.pop_front();
+  --waiting_;
+  if (p.waiting.empty()) waiting_pairs_.erase(p.index);
+}
+
 void LaneScheduler::add_lane(uint32_t a, uint32_t b, uint32_t src_qpn, uint32_t dst_qpn) {
-  pairs_[pair_index(a, b)].lanes.push_back(Lane{src_qpn, dst_qpn, 0, 0});
+  pairs_[slot(a, b)].lanes.push_back(Lane{src_qpn, dst_qpn, 0, 0});
 }
 
 void LaneScheduler::start(const FlowSpec& f) noexcept {
   const auto a = static_cast<uint32_t>(host_of_node_[f.src]);
   const auto b = static_cast<uint32_t>(host_of_node_[f.dst]);
-  Pair& p = pairs_[pair_index(a, b)];
+  Pair& p = pairs_[slot(a, b)];
   const int lane = !p.waiting.empty() ? -1 : per_flow_ ? open_lane(a, b, p) : pick_lane(p);
   if (lane >= 0) {
     post(f, a, b, p, static_cast<uint32_t>(lane));
   } else {
-    p.waiting.push_back(f);
-    ++waiting_;
+    enqueue(p, f);
   }
   ++started_;
 }
@@ -40,13 +64,13 @@ bool LaneScheduler::on_completion(uint64_t flow_id, int status) noexcept {
   if (it == posted_flows_.end()) return false;
   const Posted done = it->second;
   posted_flows_.erase(it);
-  const auto a = static_cast<uint32_t>(done.pair / hosts_.size());
-  const auto b = static_cast<uint32_t>(done.pair % hosts_.size());
+  Pair& p = pairs_[done.pair];
+  const auto a = static_cast<uint32_t>(p.index / hosts_.size());
+  const auto b = static_cast<uint32_t>(p.index % hosts_.size());
   if (status != 0) {
     ++failed_;
     note_failure(flow_id, a, b, done.bytes, status);
   }
-  Pair& p = pairs_[done.pair];
   Lane& l = p.lanes[done.lane];
   --l.outstanding;
   l.outstanding_bytes -= done.bytes;
@@ -58,8 +82,7 @@ bool LaneScheduler::on_completion(uint64_t flow_id, int status) noexcept {
   int lane;
   while (!p.waiting.empty() && (lane = pick_lane(p)) >= 0) {
     const FlowSpec f = p.waiting.front();
-    p.waiting.pop_front();
-    --waiting_;
+    dequeue(p);
     post(f, a, b, p, static_cast<uint32_t>(lane));
   }
   return status == 0;
@@ -95,17 +118,18 @@ void LaneScheduler::close_lane(uint32_t a, uint32_t b, Lane& l) noexcept {
 }
 
 void LaneScheduler::retry_waiting() noexcept {
-  const auto hn = static_cast<uint32_t>(hosts_.size());
-  for (uint32_t a = 0; a < hn && waiting_ > 0; ++a) {
-    for (uint32_t b = 0; b < hn && waiting_ > 0; ++b) {
-      Pair& p = pairs_[pair_index(a, b)];
-      int lane;
-      while (!p.waiting.empty() && (lane = open_lane(a, b, p)) >= 0) {
-        const FlowSpec f = p.waiting.front();
-        p.waiting.pop_front();
-        --waiting_;
-        post(f, a, b, p, static_cast<uint32_t>(lane));
-      }
+  // The pairs with waiting flows in (a, b) order; a pair leaves the set when its last flow
+  // is posted, so step past it before that.
+  for (auto it = waiting_pairs_.begin(); it != waiting_pairs_.end() && waiting_ > 0;) {
+    const uint64_t index = *it++;
+    Pair& p = pairs_[slot_of_pair_.find(index)->second];
+    const auto a = static_cast<uint32_t>(index / hosts_.size());
+    const auto b = static_cast<uint32_t>(index % hosts_.size());
+    int lane;
+    while (!p.waiting.empty() && (lane = open_lane(a, b, p)) >= 0) {
+      const FlowSpec f = p.waiting.front();
+      dequeue(p);
+      post(f, a, b, p, static_cast<uint32_t>(lane));
     }
   }
 }
@@ -121,7 +145,8 @@ void LaneScheduler::post(const FlowSpec& f, uint32_t a, uint32_t b, Pair& p,
   ++l.outstanding;
   l.outstanding_bytes += f.size_bytes;
   ++posted_;
-  posted_flows_.emplace(f.id, Posted{static_cast<uint32_t>(pair_index(a, b)), lane, f.size_bytes});
+  posted_flows_.emplace(f.id,
+                        Posted{static_cast<uint32_t>(&p - pairs_.data()), lane, f.size_bytes});
 }
 
 void LaneScheduler::note_failure(uint64_t id, uint32_t a, uint32_t b, uint64_t bytes,

@@ -19,7 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -70,10 +70,11 @@ class LaneScheduler {
   /// finished successfully; false for an unknown id or an error status (a failure).
   bool on_completion(uint64_t flow_id, int status) noexcept;
 
-  /// The lanes of the ordered pair (a, b).
-  const std::vector<Lane>& lanes(uint32_t a, uint32_t b) const noexcept {
-    return pairs_[pair_index(a, b)].lanes;
-  }
+  /// The lanes of the ordered pair (a, b) (none if it never had a lane or a flow).
+  const std::vector<Lane>& lanes(uint32_t a, uint32_t b) const noexcept;
+  /// Host pairs with lanes or flows so far (state is kept only for those: a permutation of
+  /// 1,024 hosts has 1,024 of the 1,048,576 ordered pairs).
+  size_t pairs_in_use() const noexcept { return pairs_.size(); }
   uint64_t started() const noexcept { return started_; }
   uint64_t posted() const noexcept { return posted_; }  // handed to the NIC
   uint64_t failed() const noexcept { return failed_; }
@@ -84,16 +85,40 @@ class LaneScheduler {
   const std::vector<FlowFailure>& failures() const noexcept { return failures_; }
 
  private:
+  /// Flows started and not posted yet, oldest first; allocates only once a flow waits.
+  struct Fifo {
+    std::vector<FlowSpec> items;
+    size_t head = 0;
+    bool empty() const noexcept { return head == items.size(); }
+    const FlowSpec& front() const noexcept { return items[head]; }
+    void push_back(const FlowSpec& f) { items.push_back(f); }
+    void pop_front() noexcept {
+      if (++head == items.size()) {
+        items.clear();
+        head = 0;
+      } else if (head >= 64 && 2 * head >= items.size()) {  // keep the dead prefix bounded
+        items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(head));
+        head = 0;
+      }
+    }
+  };
   struct Pair {
+    uint64_t index = 0;  // a * hosts + b
     std::vector<Lane> lanes;
-    std::deque<FlowSpec> waiting;  // started, no lane free yet (FIFO)
+    Fifo waiting;  // started, no lane free yet
   };
   struct Posted {
-    uint32_t pair = 0, lane = 0;
+    uint32_t pair = 0, lane = 0;  // pair: the slot in pairs_
     uint64_t bytes = 0;
   };
 
-  size_t pair_index(uint32_t a, uint32_t b) const noexcept { return a * hosts_.size() + b; }
+  uint64_t pair_index(uint32_t a, uint32_t b) const noexcept {
+    return uint64_t{a} * hosts_.size() + b;
+  }
+  /// The slot of pair (a, b) in pairs_, made on first use (may reallocate pairs_).
+  uint32_t slot(uint32_t a, uint32_t b);
+  void enqueue(Pair& p, const FlowSpec& f);
+  void dequeue(Pair& p) noexcept;
   static int pick_lane(const Pair& p) noexcept;
   int open_lane(uint32_t a, uint32_t b, Pair& p) noexcept;
   void close_lane(uint32_t a, uint32_t b, Lane& l) noexcept;
@@ -105,7 +130,9 @@ class LaneScheduler {
   std::vector<int32_t> host_of_node_;  // node id -> host index (-1: not a host)
   bool per_flow_;
   LaneTransport& transport_;
-  std::vector<Pair> pairs_;                            // [a * hosts + b]
+  std::vector<Pair> pairs_;                              // the pairs in use, in first-use order
+  std::unordered_map<uint64_t, uint32_t> slot_of_pair_;  // a * hosts + b -> slot in pairs_
+  std::set<uint64_t> waiting_pairs_;                   // a * hosts + b of pairs with waiting flows
   std::unordered_map<uint64_t, Posted> posted_flows_;  // by flow id
   std::vector<FlowFailure> failures_;                  // reserved kMaxFailures
   uint64_t started_ = 0, posted_ = 0, failed_ = 0, waiting_ = 0, lanes_connected_ = 0;

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstring>
+#include <deque>
 
 #include "common/wire.h"
 #include "nic/nic_params.h"
@@ -339,6 +340,37 @@ TEST(NicParams, ShippedDefaultConfigParsesToTheDefaults) {
 
 namespace rocemu::nic {
 namespace {
+
+TEST(CompletionQueue, IsAFifoOfItsCapacityAcrossWrapsAndCountsOverflows) {
+  // Against a deque model, over random pushes and pops: the same completions in the same
+  // order, a push into a full ring refused and counted, and the ring back at entry 0 each
+  // time it empties (it touches only as many entries as ever waited at once).
+  CompletionQueue cq(5);
+  std::deque<uint64_t> model;
+  uint64_t next = 1, refused = 0;
+  uint32_t seed = 12345;
+  for (int step = 0; step < 20000; ++step) {
+    seed = seed * 1103515245u + 12345u;
+    if ((seed >> 16) % 3 != 0) {
+      ibv_wc wc{};
+      wc.wr_id = next;
+      const bool ok = cq.push(wc);
+      ASSERT_EQ(ok, model.size() < 5);
+      if (ok)
+        model.push_back(next);
+      else
+        ++refused;
+      ++next;
+    } else if (!model.empty()) {
+      ASSERT_EQ(cq.pop().wr_id, model.front());
+      model.pop_front();
+      if (model.empty()) ASSERT_EQ(cq.head, 0u);
+    }
+    ASSERT_EQ(cq.count, model.size());
+  }
+  EXPECT_EQ(cq.overflows, refused);
+  EXPECT_GT(refused, 0u);
+}
 
 TEST(Verbs, QpStateMachineFollowsIbtaTransitions) {
   Topology topo;

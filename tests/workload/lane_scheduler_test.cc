@@ -96,6 +96,28 @@ TEST(LaneScheduler, ALaneTakesThirtyTwoWorkRequestsThenFlowsWaitAndGoInStartOrde
   EXPECT_EQ(s.in_nic(), 32u);
 }
 
+TEST(LaneScheduler, KeepsStateOnlyForPairsInUseAndALongQueueDrainsInStartOrder) {
+  FakeTransport t;
+  LaneScheduler s(kHosts, kNodes, false, t);
+  s.add_lane(0, 1, 0x11, 0x12);
+  EXPECT_EQ(s.pairs_in_use(), 1u);
+  EXPECT_TRUE(s.lanes(2, 0).empty());  // asking makes no state
+  EXPECT_EQ(s.pairs_in_use(), 1u);
+  // 32 posted, 300 waiting: completing them one by one posts the rest in start order (the
+  // queue's consumed prefix is compacted on the way: no flow is lost or repeated).
+  for (uint64_t i = 0; i < 332; ++i) s.start(flow(i, 10, 11));
+  EXPECT_EQ(s.waiting(), 300u);
+  for (uint64_t i = 0; i < 332; ++i) ASSERT_TRUE(s.on_completion(i, 0)) << i;
+  std::vector<uint64_t> want(332);
+  for (uint64_t i = 0; i < 332; ++i) want[i] = i;
+  EXPECT_EQ(t.posted_ids(), want);
+  EXPECT_EQ(s.waiting(), 0u);
+  EXPECT_EQ(s.in_nic(), 0u);
+  s.start(flow(332, 10, 11));  // the emptied queue takes flows again
+  EXPECT_EQ(t.posted_ids().back(), 332u);
+  EXPECT_EQ(s.pairs_in_use(), 1u);
+}
+
 TEST(LaneScheduler, PairsAreIndependent) {
   FakeTransport t;
   LaneScheduler s(kHosts, kNodes, false, t);
