@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <deque>
 #include <limits>
 
 #include "common/topology_paths.h"
@@ -83,14 +82,18 @@ constexpr int kUnreached = std::numeric_limits<int>::max();
 
 // Hop distance from every node to `dst`, over up links. Hosts do not forward: a path may
 // start or end at a host but never pass through one.
-std::vector<int> distances_to(const Topology& t, uint32_t dst) {
+// `order`, if given, receives the reached nodes in search order (nondecreasing distance).
+std::vector<int> distances_to(const Topology& t, uint32_t dst,
+                              std::vector<uint32_t>* order = nullptr) {
   std::vector<int> d(t.nodes().size(), kUnreached);
-  std::deque<uint32_t> q;
+  std::vector<uint32_t> local;
+  std::vector<uint32_t>& q = order ? *order : local;  // every node enters once: a FIFO by index
+  q.clear();
+  q.reserve(t.nodes().size());
   d[dst] = 0;
   q.push_back(dst);
-  while (!q.empty()) {
-    const uint32_t u = q.front();
-    q.pop_front();
+  for (size_t head = 0; head < q.size(); ++head) {
+    const uint32_t u = q[head];
     if (u != dst && t.node(u).kind == NodeKind::kHost) continue;
     for (const auto& p : t.node(u).ports) {
       if (!t.links()[p.link].up) continue;
@@ -181,9 +184,26 @@ Topology::PathInfo Topology::path_info(uint32_t a, uint32_t b) const {
 }
 
 std::vector<Topology::PathInfo> path_infos_to(const Topology& t, uint32_t b) {
-  const auto d = distances_to(t, b);
+  // walk_path from every node at once: a node's path is its first descending link followed
+  // by the path of that link's far end (b or a switch, which walk_path continues from in the
+  // same way), so in search order each node extends an already known path by one link.
+  std::vector<uint32_t> order;
+  const auto d = distances_to(t, b, &order);
   std::vector<Topology::PathInfo> r(t.nodes().size());
-  for (uint32_t a = 0; a < t.nodes().size(); ++a) r[a] = walk_path(t, d, a, b);
+  for (size_t i = 1; i < order.size(); ++i) {  // order[0] is b: the empty path
+    const uint32_t n = order[i];
+    for (const auto& p : t.node(n).ports) {
+      const uint32_t v = p.peer.node;
+      const TopoLink& l = t.links()[p.link];
+      if (l.up && d[v] == d[n] - 1 && (v == b || t.node(v).kind == NodeKind::kSwitch)) {
+        const Topology::PathInfo& rest = r[v];
+        r[n].bottleneck_bps = v == b ? l.rate_bps : std::min(l.rate_bps, rest.bottleneck_bps);
+        r[n].delay_ns = l.delay_ns + rest.delay_ns;
+        r[n].hops = 1 + rest.hops;
+        break;
+      }
+    }
+  }
   return r;
 }
 

@@ -269,6 +269,19 @@ TEST(ShortestPaths, PerNodeSearchesEqualThePerDestinationDefinition) {
   parallel.add_link(static_cast<uint32_t>(parallel.find("s0")),
                     static_cast<uint32_t>(parallel.find("s1")), kBpsPerGbps, kNsPerUs);
   ts.push_back(parallel);
+  // Tiers of different rates and delays, so the path sums and bottlenecks tell paths apart.
+  FatTreeParams tiers;
+  tiers.oversubscription = 2;
+  tiers.host_rate_bps = 25 * kBpsPerGbps;
+  tiers.edge_rate_bps = 40 * kBpsPerGbps;
+  tiers.core_rate_bps = 10 * kBpsPerGbps;
+  tiers.host_delay_ns = 300;
+  tiers.edge_delay_ns = 700;
+  tiers.core_delay_ns = 1900;
+  ts.push_back(make_fattree(tiers));
+  Topology tiers_cut = make_fattree(tiers);
+  for (uint32_t l : {0u, 32u, 47u, 63u}) tiers_cut.mutable_links().at(l).up = false;
+  ts.push_back(tiers_cut);
   for (size_t i = 0; i < ts.size(); ++i) {
     const auto want = reference_next_hops(ts[i]);
     EXPECT_EQ(ts[i].shortest_path_ports(), want) << "topology " << i;
@@ -280,7 +293,8 @@ TEST(ShortestPaths, PerNodeSearchesEqualThePerDestinationDefinition) {
     EXPECT_GT(routes, 0u);
     for (uint32_t b : ts[i].hosts()) {  // one search per destination, as one per pair
       const auto to_b = path_infos_to(ts[i], b);
-      for (uint32_t a : ts[i].hosts()) {
+      ASSERT_EQ(to_b.size(), ts[i].nodes().size());
+      for (uint32_t a = 0; a < ts[i].nodes().size(); ++a) {  // switches' paths too
         const Topology::PathInfo one = ts[i].path_info(a, b);
         EXPECT_EQ(to_b[a].bottleneck_bps, one.bottleneck_bps) << i << ": " << a << "->" << b;
         EXPECT_EQ(to_b[a].delay_ns, one.delay_ns) << i << ": " << a << "->" << b;
