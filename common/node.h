@@ -40,7 +40,13 @@ class Node {
 
   /// Called by the engine at or after next_deadline().
   virtual void on_timer(TimeNs now) noexcept = 0;
-
+  /// Optional, for nodes of many ports: a bitmap of the ports whose tx() may return a packet
+  /// (bit p % 64 of word p / 64), kept current through every call of the node and at one
+  /// address for its lifetime; nullptr (the default) if any port may. A tx() of a port whose
+  /// bit is clear returns nullptr and does nothing that a tx() of another port at the same
+  /// `now` has not already done, so an engine that has called tx() once at `now` may skip
+  /// the ports whose bit is clear.
+  virtual const uint64_t* tx_ready_ports() const noexcept { return nullptr; }
 };
 
 }  // namespace rocemu

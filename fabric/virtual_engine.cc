@@ -1,18 +1,20 @@
 // virtual_engine.cc — event loop, link timing and impairments of the virtual-time engine.
 #include "fabric/virtual_engine.h"
 
+#include <rte_mbuf.h>
+
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <stdexcept>
 #include <string>
-
-#include <rte_mbuf.h>
 
 namespace rocemu::fabric {
 
 VirtualEngine::VirtualEngine(const Topology& topo, std::vector<LinkOptions> links, uint64_t seed) {
   const auto& tn = topo.nodes();
   nodes_.assign(tn.size(), nullptr);
+  tx_ready_.assign(tn.size(), nullptr);
   timer_at_.assign(tn.size(), kNever);
   fired_at_.assign(tn.size(), -1);
   for (uint32_t n = 0; n < tn.size(); ++n) {
@@ -53,6 +55,7 @@ void VirtualEngine::attach(uint32_t index, Node* node) {
     throw std::invalid_argument("attach: node " + std::to_string(index) + " must have " +
                                 std::to_string(want) + " ports");
   nodes_[index] = node;
+  tx_ready_[index] = node->tx_ready_ports();
 }
 
 void VirtualEngine::set_tap(PortRef port, PortTap* tap) {
@@ -172,9 +175,32 @@ void VirtualEngine::arm_timer(uint32_t node, TimeNs now) {
 }
 
 void VirtualEngine::after_call(uint32_t node, TimeNs now) {
+  const uint32_t base = port_base_[node];
   const uint32_t end = node + 1 < port_base_.size() ? port_base_[node + 1]
                                                      : static_cast<uint32_t>(ports_.size());
-  for (uint32_t i = port_base_[node]; i < end; ++i) send(ports_[i], now);
+  const uint64_t* ready = tx_ready_[node];
+  if (!ready) {
+    for (uint32_t i = base; i < end; ++i) send(ports_[i], now);
+  } else {
+    // The same tx() calls, in the same order, as asking every free port, less those the
+    // node says return nothing (node.h): the first free port is asked whatever its bit,
+    // then only ports whose bit is set, read afresh after every tx() (a dequeue on one port
+    // can give another a PFC frame to send).
+    uint32_t i = base;
+    while (i < end && ports_[i].busy) ++i;
+    if (i < end) send(ports_[i++], now);
+    for (uint32_t p = i - base, n = end - base; p < n;) {
+      const uint64_t w = ready[p >> 6] >> (p & 63);
+      if (w == 0) {
+        p = (p | 63) + 1;
+        continue;
+      }
+      p += static_cast<uint32_t>(std::countr_zero(w));
+      if (p >= n) break;
+      send(ports_[base + p], now);
+      ++p;
+    }
+  }
   arm_timer(node, now);
 }
 

@@ -125,6 +125,7 @@ class VirtualEngine {
   void prefetch_top() const noexcept;
 
   std::vector<Node*> nodes_;
+  std::vector<const uint64_t*> tx_ready_;  // per node: Node::tx_ready_ports()
   std::vector<uint32_t> port_base_;  // first Port of each node in ports_
   std::vector<Port> ports_;
   std::vector<TimeNs> timer_at_;     // the pending timer event's time per node, kNever if none

@@ -60,6 +60,7 @@ SoftSwitch::SoftSwitch(const SwitchParams& params, const Topology& topo, uint32_
       node_(node_index) {
   const TopoNode& me = topo.node(node_index);
   ports_.resize(me.ports.size());
+  tx_ready_.assign((me.ports.size() + 63) / 64, 0);
   board_.init(node_index, static_cast<uint32_t>(me.ports.size()));
   ecn_pending_.resize(me.ports.size());
   ecn_pending_set_.assign(me.ports.size(), 0);
@@ -243,6 +244,7 @@ void SoftSwitch::enqueue(uint16_t in_port, uint16_t out_port, uint8_t prio, uint
     f.head = m;
   f.tail = m;
   out.nonempty = static_cast<uint8_t>(out.nonempty | (1u << prio));
+  note_ready(out_port);
   const uint32_t qb = mmu_.egress_bytes(out_port, prio);
   if (qb > out.ctr.peak_queue_bytes[prio]) out.ctr.peak_queue_bytes[prio] = qb;
   if (out.pause.paused(prio, now)) [[unlikely]]
@@ -302,6 +304,7 @@ void SoftSwitch::start_xoff(uint16_t port, int prio, TimeNs now) noexcept {
   p.xoff_active |= bit;
   p.pending_xoff |= bit;
   p.pending_xon = static_cast<uint8_t>(p.pending_xon & ~bit);
+  note_ready(port);
   p.xoff_refresh_at[prio] = now + p.pause_ns / 2;
   deadline_dirty_ = true;
 }
@@ -328,6 +331,7 @@ rte_mbuf* SoftSwitch::build_pfc(uint16_t port) noexcept {
   write_pfc_frame(buf, p.mac.data(), static_cast<uint16_t>(p.pending_xoff | p.pending_xon), quanta);
   p.pending_xoff = 0;
   p.pending_xon = 0;
+  note_ready(port);
   return m;
 }
 

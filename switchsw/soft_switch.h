@@ -61,6 +61,13 @@ class SoftSwitch final : public rocemu::Node {
   rte_mbuf* tx(uint16_t port, TimeNs now) noexcept override;
   TimeNs next_deadline() const noexcept override;
   void on_timer(TimeNs now) noexcept override;
+  /// Bit p: port p has a PFC frame to send or a queued packet (tx() of a port whose bit is
+  /// clear returns nullptr). Kept current by every call; fixed address.
+  const uint64_t* tx_ready_ports() const noexcept override { return tx_ready_.data(); }
+
+  /// "" if the switch's derived state is consistent (each port's tx_ready_ports() bit is set
+  /// exactly when it has PFC to send or a non-empty queue), else what is not. For tests.
+  std::string check_invariants() const;
 
   /// A consistent copy of all counters at `now`. Call from the node's lcore (between bursts).
   SwitchSnapshot snapshot(TimeNs now) const;
@@ -137,9 +144,19 @@ class SoftSwitch final : public rocemu::Node {
   void fill_snapshot(TimeNs now, uint64_t* rate_bps, EcnSetting* ecn,
                      PortCounters* ctr) const noexcept;
   TimeNs compute_deadline(TimeNs now) const noexcept;
+  /// Recomputes port's tx_ready_ bit; after every change of its nonempty or pending PFC.
+  void note_ready(uint16_t port) noexcept {
+    const PortState& p = ports_[port];
+    const uint64_t bit = uint64_t{1} << (port & 63);
+    if ((p.nonempty | p.pending_xoff | p.pending_xon) != 0)
+      tx_ready_[port >> 6] |= bit;
+    else
+      tx_ready_[port >> 6] &= ~bit;
+  }
 
   // Hot state.
   std::vector<PortState> ports_;
+  std::vector<uint64_t> tx_ready_;  // tx_ready_ports()
   SharedBuffer mmu_;
   RouteTable routes_;
   std::array<uint8_t, 64> dscp_map_{};

@@ -132,6 +132,7 @@ rte_mbuf* SoftSwitch::dequeue_one(uint16_t port, TimeNs now, int& prio) noexcept
   if (!f.head) {
     f.tail = nullptr;
     p.nonempty = static_cast<uint8_t>(p.nonempty & ~(1u << prio));
+    note_ready(port);
   }
   if (!((control_mask_ >> prio) & 1) && dwrr_ && !p.lone_served) {
     const int qi = p.rr_cur;  // pick_data_queue left rr_cur on the served queue
@@ -152,6 +153,7 @@ rte_mbuf* SoftSwitch::dequeue_one(uint16_t port, TimeNs now, int& prio) noexcept
     in.xoff_active = static_cast<uint8_t>(in.xoff_active & ~bit);
     in.pending_xoff = static_cast<uint8_t>(in.pending_xoff & ~bit);
     in.pending_xon |= bit;
+    note_ready(in_port);
     deadline_dirty_ = true;
   }
   return m;
@@ -184,15 +186,34 @@ void SoftSwitch::on_timer(TimeNs now) noexcept {
     // The next boundary after now (an lcore that fell behind skips, never bursts).
     next_publish_ += publish_ns_ * ((now - next_publish_) / publish_ns_ + 1);
   }
-  for (PortState& p : ports_) {
+  for (uint16_t port = 0; port < ports_.size(); ++port) {
+    PortState& p = ports_[port];
     for (int i = 0; i < kNumPriorities; ++i) {
       if (((p.xoff_active >> i) & 1) && p.xoff_refresh_at[i] <= now) {
         p.pending_xoff = static_cast<uint8_t>(p.pending_xoff | (1u << i));
         p.xoff_refresh_at[i] = now + p.pause_ns / 2;
+        note_ready(port);
       }
     }
   }
   deadline_dirty_ = true;
+}
+
+std::string SoftSwitch::check_invariants() const {
+  for (uint16_t port = 0; port < ports_.size(); ++port) {
+    const PortState& p = ports_[port];
+    const bool want = (p.nonempty | p.pending_xoff | p.pending_xon) != 0;
+    const bool have = (tx_ready_[port >> 6] >> (port & 63)) & 1;
+    if (want != have)
+      return "node " + std::to_string(node_) + " port " + std::to_string(port) + ": tx-ready bit " +
+             (have ? "set" : "clear") + " with nonempty " + std::to_string(p.nonempty) +
+             ", pending PFC " + std::to_string(p.pending_xoff | p.pending_xon);
+    for (int q = 0; q < kNumPriorities; ++q)
+      if (((p.nonempty >> q) & 1) != (p.fifo[q].head != nullptr))
+        return "node " + std::to_string(node_) + " port " + std::to_string(port) + " queue " +
+               std::to_string(q) + ": nonempty bit disagrees with the FIFO";
+  }
+  return {};
 }
 
 uint64_t SoftSwitch::total_drops() const noexcept {

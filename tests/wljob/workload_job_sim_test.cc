@@ -14,9 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "common/node.h"
 #include "fabric/eal.h"
+#include "fabric/realtime_engine.h"
+#include "fabric/virtual_engine.h"
+#include "fabric/workload_fabric.h"
 #include "fabric/workload_job.h"
 #include "nic/roce_host.h"
+#include "switchsw/soft_switch.h"
 
 namespace rocemu::fabric {
 
@@ -278,6 +283,115 @@ TEST(WorkloadJobSim, MoreQpsPerPairCutTheTailOfSmallFlowsBehindLargeOnes) {
 // and over, through a 2 MB buffer, and neither the switch's nor the NICs' watchdog (5 ms detection,
 // 25x shorter than SONiC's default) takes it for one. The PFC totals reach the summary and
 // metrics.csv.
+// A node as it is, less its tx_ready_ports() hint: the engine then asks every free port.
+class AskEveryPort final : public Node {
+ public:
+  explicit AskEveryPort(Node& n) : n_(n) {}
+  uint16_t num_ports() const noexcept override { return n_.num_ports(); }
+  void rx(uint16_t port, rte_mbuf* const* pkts, uint16_t n, TimeNs now) noexcept override {
+    n_.rx(port, pkts, n, now);
+  }
+  rte_mbuf* tx(uint16_t port, TimeNs now) noexcept override { return n_.tx(port, now); }
+  TimeNs next_deadline() const noexcept override { return n_.next_deadline(); }
+  void on_timer(TimeNs now) noexcept override { n_.on_timer(now); }
+
+ private:
+  Node& n_;
+};
+
+struct EngineRun {
+  std::vector<workload::FlowRecord> records;
+  VirtualStats stats;
+  std::vector<WireCounters> ports;
+  uint64_t checks = 0, pfc_pauses = 0;
+  std::string broken;  // the first switch invariant found broken
+};
+
+// The workload job's virtual-time loop (run_workload_virtual), with the switches' tx-ready
+// hints used or hidden, their invariants checked every 10 us.
+EngineRun run_engine(const RunConfig& cfg, bool hints) {
+  const workload::WorkloadConfig wcfg = make_workload_config_of(cfg);
+  RunPool pool(cfg.testbed.pool_mbufs, kPoolDataBytes, RunPool::Fault::kLazy);
+  EngineRun out;
+  VirtualEngine e(cfg.topology.topology, cfg.topology.links, cfg.seed);
+  WorkloadFabricOptions fo;
+  fo.elide_payload = true;
+  WorkloadFabric f(cfg, wcfg, pool.get(), cfg.workload_qps_per_pair, fo);
+  std::vector<std::unique_ptr<AskEveryPort>> wrapped;
+  for (uint32_t i = 0; i < f.num_nodes(); ++i) {
+    if (hints) {
+      e.attach(i, f.node(i));
+    } else {
+      wrapped.push_back(std::make_unique<AskEveryPort>(*f.node(i)));
+      e.attach(i, wrapped.back().get());
+    }
+  }
+  e.every(10'000, [&](TimeNs now) {
+    f.pull(now, 20'000);
+    for (const sw::SoftSwitch* s : f.switch_ptrs()) {  // by node: null for hosts
+      if (!s) continue;
+      ++out.checks;
+      if (std::string why = s->check_invariants(); !why.empty() && out.broken.empty())
+        out.broken = "at " + std::to_string(now) + " ns: " + why;
+    }
+    if (f.done()) e.stop();
+  });
+  const TimeNs end = e.run_until(cfg.sim.until_ns);
+  const WorkloadResult r = f.result("virtual", end);
+  out.records = r.records;
+  out.pfc_pauses = r.summary.pfc_pauses;
+  out.stats = e.stats();
+  const Topology& t = cfg.topology.topology;
+  for (uint32_t n = 0; n < t.nodes().size(); ++n)
+    for (uint16_t p = 0; p < t.node(n).ports.size(); ++p)
+      out.ports.push_back(e.counters(PortRef{n, p}));
+  return out;
+}
+
+// The engine skips ports a switch says have nothing to send (node.h: tx_ready_ports); that
+// must be invisible: with and without the hints the same events, the same frames on every
+// port and the same flow completions, on runs full of PFC (DCQCN off, incasts on a small
+// buffer: pauses, resumes and refreshes) and of ECN marks (DCQCN on), and the switches'
+// ready bits always equal to their queues and pending PFC.
+TEST(WorkloadJobSim, SkippingPortsWithNothingToSendChangesNothing) {
+  start_eal();
+  for (const bool dcqcn : {false, true}) {
+    std::ostringstream t;
+    t << "[run]\nseed = 11\n[topology]\nkind = \"fattree\"\nk = 4\n[switch]\nbuffer_mb = 1\n"
+      << "[workload]\ncdf_file = \"" << ROCEMU_SOURCE_ROOT
+      << "/configs/workloads/FbHdp_distribution.txt\"\nload = 0.5\nduration_us = 400\n"
+      << "[workload.incast]\nsenders = 12\nsize_bytes = 131072\nperiod_us = 100\nreceiver = 0\n";
+    if (dcqcn)
+      t << "[dcqcn]\nprofile = \"" << ROCEMU_SOURCE_ROOT << "/configs/dcqcn/paper.toml\"\n";
+    t << "[sim]\nuntil_us = 100000\n";
+    const RunConfig cfg = parse_run_config(toml::parse(t.str()), "tx-ready-test");
+    const EngineRun with = run_engine(cfg, true);
+    const EngineRun without = run_engine(cfg, false);
+    EXPECT_EQ(with.broken, "") << "dcqcn " << dcqcn;
+    EXPECT_EQ(without.broken, "") << "dcqcn " << dcqcn;
+    EXPECT_GT(with.checks, 100u);
+    ASSERT_GT(with.records.size(), 40u) << "dcqcn " << dcqcn;
+    EXPECT_EQ(with.stats.events, without.stats.events) << "dcqcn " << dcqcn;
+    EXPECT_EQ(with.stats.timer_calls, without.stats.timer_calls) << "dcqcn " << dcqcn;
+    EXPECT_EQ(with.stats.packets_delivered, without.stats.packets_delivered);
+    ASSERT_EQ(with.records.size(), without.records.size()) << "dcqcn " << dcqcn;
+    for (size_t i = 0; i < with.records.size(); ++i) {
+      EXPECT_EQ(with.records[i].flow.id, without.records[i].flow.id) << i;
+      EXPECT_EQ(with.records[i].finish_ns, without.records[i].finish_ns) << i;
+    }
+    ASSERT_EQ(with.ports.size(), without.ports.size());
+    if (!dcqcn) EXPECT_GT(with.pfc_pauses, 20u) << "the incasts should exercise PFC";
+    EXPECT_EQ(with.pfc_pauses, without.pfc_pauses);
+    uint64_t incast_flows = 0;
+    for (size_t i = 0; i < with.ports.size(); ++i) {
+      EXPECT_EQ(with.ports[i].tx_packets, without.ports[i].tx_packets) << "port " << i;
+      EXPECT_EQ(with.ports[i].tx_bytes, without.ports[i].tx_bytes) << "port " << i;
+    }
+    for (const auto& rec : with.records) incast_flows += rec.flow.incast != workload::kNotIncast;
+    EXPECT_GT(incast_flows, 0u);
+  }
+}
+
 TEST(WorkloadJobSim, IncastPfcNeverTripsTheWatchdogs) {
   start_eal();
   const std::string text =
