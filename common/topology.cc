@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 #include "common/topology_paths.h"
@@ -157,23 +158,28 @@ std::vector<std::string> Topology::unreachable_host_pairs() const {
 namespace {
 // The path from a to b along distances d = distances_to(b): the first port that descends
 // towards b at every node (deterministic).
+// The first port of n (d[n] finite, n != b) whose link descends towards b: to b itself or to a
+// switch (hosts do not forward). One always exists: the search reached n through one.
+const TopoPort& next_hop(const Topology& t, const std::vector<int>& d, uint32_t n, uint32_t b) {
+  for (const auto& p : t.node(n).ports) {
+    const uint32_t v = p.peer.node;
+    if (t.links()[p.link].up && d[v] == d[n] - 1 && (v == b || t.node(v).kind == NodeKind::kSwitch))
+      return p;
+  }
+  std::abort();  // unreachable for a node the search reached
+}
+
 Topology::PathInfo walk_path(const Topology& t, const std::vector<int>& d, uint32_t a, uint32_t b) {
   Topology::PathInfo info;
   if (d[a] == kUnreached || a == b) return info;
   info.bottleneck_bps = std::numeric_limits<uint64_t>::max();
-  uint32_t n = a;
-  while (n != b) {
-    for (const auto& p : t.node(n).ports) {
-      const uint32_t v = p.peer.node;
-      const TopoLink& l = t.links()[p.link];
-      if (l.up && d[v] == d[n] - 1 && (v == b || t.node(v).kind == NodeKind::kSwitch)) {
-        info.bottleneck_bps = std::min(info.bottleneck_bps, l.rate_bps);
-        info.delay_ns += l.delay_ns;
-        ++info.hops;
-        n = v;
-        break;
-      }
-    }
+  for (uint32_t n = a; n != b;) {
+    const TopoPort& p = next_hop(t, d, n, b);
+    const TopoLink& l = t.links()[p.link];
+    info.bottleneck_bps = std::min(info.bottleneck_bps, l.rate_bps);
+    info.delay_ns += l.delay_ns;
+    ++info.hops;
+    n = p.peer.node;
   }
   return info;
 }
@@ -192,17 +198,13 @@ std::vector<Topology::PathInfo> path_infos_to(const Topology& t, uint32_t b) {
   std::vector<Topology::PathInfo> r(t.nodes().size());
   for (size_t i = 1; i < order.size(); ++i) {  // order[0] is b: the empty path
     const uint32_t n = order[i];
-    for (const auto& p : t.node(n).ports) {
-      const uint32_t v = p.peer.node;
-      const TopoLink& l = t.links()[p.link];
-      if (l.up && d[v] == d[n] - 1 && (v == b || t.node(v).kind == NodeKind::kSwitch)) {
-        const Topology::PathInfo& rest = r[v];
-        r[n].bottleneck_bps = v == b ? l.rate_bps : std::min(l.rate_bps, rest.bottleneck_bps);
-        r[n].delay_ns = l.delay_ns + rest.delay_ns;
-        r[n].hops = 1 + rest.hops;
-        break;
-      }
-    }
+    const TopoPort& p = next_hop(t, d, n, b);
+    const uint32_t v = p.peer.node;
+    const TopoLink& l = t.links()[p.link];
+    const Topology::PathInfo& rest = r[v];
+    r[n].bottleneck_bps = v == b ? l.rate_bps : std::min(l.rate_bps, rest.bottleneck_bps);
+    r[n].delay_ns = l.delay_ns + rest.delay_ns;
+    r[n].hops = 1 + rest.hops;
   }
   return r;
 }
