@@ -38,6 +38,28 @@ class MinTree {
   /// Minimum over all entries (kNever when empty).
   TimeNs min() const noexcept { return nodes_.empty() ? kNever : nodes_[1]; }
   TimeNs at(uint32_t i) const noexcept { return nodes_[leaves_ + i]; }
+  /// The smallest i >= from with at(i) <= t, or size() if none: O(log n), so a caller can
+  /// visit the due entries in index order without scanning the others (it may update the
+  /// entry it was given before asking for the next one).
+  uint32_t first_due(TimeNs t, uint32_t from) const noexcept {
+    if (from >= n_) return n_;
+    uint32_t k = leaves_ + from;
+    if (nodes_[k] > t) {
+      // Up until a right sibling whose subtree holds a due entry (every entry under it is
+      // beyond `from`), then down to that subtree's first due leaf.
+      while (true) {
+        if (k == 1) return n_;
+        if ((k & 1) == 0 && nodes_[k + 1] <= t) {
+          ++k;
+          break;
+        }
+        k /= 2;
+      }
+      while (k < leaves_) k = nodes_[2 * k] <= t ? 2 * k : 2 * k + 1;
+    }
+    const uint32_t i = k - leaves_;
+    return i < n_ ? i : n_;
+  }
   uint32_t size() const noexcept { return n_; }
 
  private:

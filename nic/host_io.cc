@@ -25,13 +25,25 @@ using namespace wire;
 namespace {
 
 /// Index of the first set bit of `bits` in [from, end), or `end` if there is none.
-uint32_t next_bit(const std::vector<uint64_t>& bits, uint32_t from, uint32_t end) noexcept {
-  for (uint32_t w = from / 64; w * 64 < end; ++w) {
-    uint64_t word = bits[w];
-    if (w == from / 64) word &= ~uint64_t{0} << (from % 64);
-    if (word != 0) return std::min(end, w * 64 + static_cast<uint32_t>(std::countr_zero(word)));
+[[gnu::always_inline]] inline uint32_t next_bit(const std::vector<uint64_t>& bits, uint32_t from,
+                                                uint32_t end) noexcept {
+  if (from >= end) return end;
+  uint32_t w = from / 64;
+  uint64_t word = bits[w] & (~uint64_t{0} << (from % 64));
+  const uint32_t last = (end - 1) / 64;
+  while (word == 0) {
+    if (++w > last) return end;
+    word = bits[w];
   }
-  return end;
+  return std::min(end, w * 64 + static_cast<uint32_t>(std::countr_zero(word)));
+}
+
+/// The earliest of a QP's timers (what on_timer() acts on), kNever if none is set.
+TimeNs qp_timer(const Qp& qp) noexcept {
+  TimeNs t = qp.retrans_deadline;
+  if (qp.rnr_hold_until != 0) t = std::min(t, qp.rnr_hold_until);
+  if (qp.next_tx_ns != 0) t = std::min(t, qp.next_tx_ns);
+  return t;
 }
 
 void clear_bit(std::vector<uint64_t>& bits, uint32_t i) noexcept {
@@ -44,8 +56,8 @@ void RoceHost::track_new_qp() {
   const auto n = static_cast<uint32_t>(qps_.size());
   ctl_candidates_.resize((n + 63) / 64, 0);
   data_candidates_.resize((n + 63) / 64, 0);
-  timer_candidates_.resize((n + 63) / 64, 0);
   qp_deadlines_.resize(n);
+  qp_timers_.resize(n);
   dirty_.resize(n, 0);
   dirty_qps_.reserve(n);
   all_dirty_ = true;
@@ -56,7 +68,6 @@ void RoceHost::touch(uint32_t index) noexcept {
   const uint64_t bit = uint64_t{1} << (index % 64);
   ctl_candidates_[index / 64] |= bit;
   data_candidates_[index / 64] |= bit;
-  timer_candidates_[index / 64] |= bit;
   if (!dirty_[index]) {
     dirty_[index] = 1;
     dirty_qps_.push_back(index);
@@ -248,7 +259,7 @@ std::string RoceHost::check_invariants() const {
   return {};
 }
 
-TimeNs RoceHost::next_deadline() const noexcept {
+void RoceHost::flush_deadlines() const noexcept {
 #ifndef NDEBUG
   // Every event ends with the engine asking for the next deadline: the QPs it touched must
   // be live (a QP with outstanding work has a packet ready or a timer armed).
@@ -258,14 +269,22 @@ TimeNs RoceHost::next_deadline() const noexcept {
     assert(!"RC liveness invariant (see the line above)");
   }
 #endif
+  const auto refresh = [this](uint32_t i) {
+    qp_deadlines_.update(i, qp_deadline(*qps_[i]));
+    qp_timers_.update(i, qp_timer(*qps_[i]));
+  };
   if (all_dirty_) {
-    for (uint32_t i = 0; i < qps_.size(); ++i) qp_deadlines_.update(i, qp_deadline(*qps_[i]));
+    for (uint32_t i = 0; i < qps_.size(); ++i) refresh(i);
     all_dirty_ = false;
   } else {
-    for (uint32_t i : dirty_qps_) qp_deadlines_.update(i, qp_deadline(*qps_[i]));
+    for (uint32_t i : dirty_qps_) refresh(i);
   }
   for (uint32_t i : dirty_qps_) dirty_[i] = 0;
   dirty_qps_.clear();
+}
+
+TimeNs RoceHost::next_deadline() const noexcept {
+  flush_deadlines();
   TimeNs t = hooks_ ? hooks_->next_deadline() : kNever;
   if (alloc_retry_ns_ != kNever) t = std::min(t, alloc_retry_ns_);
   if (pause_armed_ != 0) t = std::min(t, pause_.detection_at(pause_armed_));  // watchdog
@@ -274,14 +293,13 @@ TimeNs RoceHost::next_deadline() const noexcept {
 
 void RoceHost::on_timer(TimeNs now) noexcept {
   if (hooks_ && hooks_->next_deadline() <= now) hooks_->on_timer(now);
+  // The QPs with a timer at or before now, in index order (a verbs call since the last
+  // next_deadline() may have changed some: flushed first). What a QP's timers do here
+  // touches that QP only, so the entries after it stay current while the loop runs.
+  flush_deadlines();
   const auto nq = static_cast<uint32_t>(qps_.size());
-  for (uint32_t i = next_bit(timer_candidates_, 0, nq); i < nq;
-       i = next_bit(timer_candidates_, i + 1, nq)) {
+  for (uint32_t i = qp_timers_.first_due(now, 0); i < nq; i = qp_timers_.first_due(now, i + 1)) {
     Qp& qp = *qps_[i];
-    if (qp.retrans_deadline == kNever && qp.rnr_hold_until == 0 && qp.next_tx_ns == 0) {
-      clear_bit(timer_candidates_, i);
-      continue;
-    }
     bool changed = false;
     if (qp.retrans_deadline <= now) {
       check_timeouts(qp, now);

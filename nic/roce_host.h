@@ -300,6 +300,8 @@ class RoceHost final : public rocemu::Node {
   bool data_work(const Qp& qp) const noexcept;
   const char* invariant_violation(const Qp& qp) const noexcept;
   TimeNs qp_deadline(const Qp& qp) const noexcept;
+  /// Brings qp_deadlines_ and qp_timers_ up to date for the touched QPs (all_dirty_: all).
+  void flush_deadlines() const noexcept;
   void watch_pfc(TimeNs now) noexcept;
 
   NicParams params_;
@@ -324,14 +326,16 @@ class RoceHost final : public rocemu::Node {
   TimeNs alloc_retry_ns_ = kNever;
 
   std::vector<std::unique_ptr<Qp>> qps_;  // index = qp_slot(qpn)
-  // Work tracking, so that tx() and next_deadline() do not scan every QP. Every change of
-  // a QP goes through touch(index) (find_qp, tx, on_timer), which marks it a candidate for
-  // both transmit loops and on_timer() and queues its deadline for recomputation. The
-  // candidate bit sets (one bit per QP index) are supersets of the QPs with control work,
-  // data work, or a timer (retransmit, RNR hold, pacer release) set: tx() and on_timer()
-  // clear the bit of a QP they find without (no passage of time alone brings it back).
-  std::vector<uint64_t> ctl_candidates_, data_candidates_, timer_candidates_;
+  // Work tracking, so that tx(), next_deadline() and on_timer() do not scan every QP. Every
+  // change of a QP goes through touch(index) (find_qp, tx, on_timer), which marks it a
+  // candidate for both transmit loops and queues its deadlines for recomputation. The
+  // candidate bit sets (one bit per QP index) are supersets of the QPs with control work or
+  // data work: tx() clears the bit of a QP it finds without (no passage of time alone brings
+  // it back). on_timer() visits the QPs whose earliest timer (retransmit, RNR hold, pacer
+  // release) has come, through qp_timers_.
+  std::vector<uint64_t> ctl_candidates_, data_candidates_;
   mutable MinTree qp_deadlines_;             // qp_deadline() per QP index, current after flush
+  mutable MinTree qp_timers_;                // qp_timer() per QP index, current after flush
   mutable std::vector<uint32_t> dirty_qps_;  // indices whose qp_deadlines_ entry is stale
   mutable std::vector<uint8_t> dirty_;       // per index: queued in dirty_qps_
   mutable bool all_dirty_ = false;           // every entry stale (PFC pause changed, new QP)

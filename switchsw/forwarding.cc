@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <map>
+#include <stdexcept>
+#include <string>
 
 namespace rocemu::sw {
 
@@ -44,14 +47,28 @@ RouteTable::RouteTable(const Topology& topo, uint32_t node, uint64_t salt) : sal
   const size_t cap = std::bit_ceil(std::max<size_t>(4, n * 2));
   slots_.assign(cap, Entry{});
   mask_ = static_cast<uint32_t>(cap - 1);
+  // Destinations behind the same ports share one list: a fat tree's switch has a handful of
+  // distinct sets (its uplinks, the ports down to a host or a pod), so next_hops_ stays a few
+  // cache lines whatever the fabric's size (one list per host was 16 KB per K=16 switch and a
+  // cache miss per forwarded packet), and an Entry's 16-bit `first` cannot overflow.
+  std::map<std::vector<uint16_t>, uint16_t> list_at;
+  const auto add_next_hops = [&](const std::vector<uint16_t>& ports) {
+    const auto [it, fresh] = list_at.try_emplace(ports, static_cast<uint16_t>(next_hops_.size()));
+    if (fresh) {
+      if (next_hops_.size() + ports.size() > UINT16_MAX)
+        throw std::length_error("route table of node " + topo.node(node).name +
+                                ": more than 65,535 next hops in distinct ECMP sets");
+      next_hops_.insert(next_hops_.end(), ports.begin(), ports.end());
+    }
+    return it->second;
+  };
   for (uint32_t h : topo.hosts()) {
     const auto& ports = mine[h];
     if (ports.empty()) continue;
     Entry e;
     e.ipv4 = topo.node(h).ipv4;
-    e.first = static_cast<uint16_t>(next_hops_.size());
+    e.first = add_next_hops(ports);
     e.count = static_cast<uint16_t>(ports.size());
-    next_hops_.insert(next_hops_.end(), ports.begin(), ports.end());
     uint32_t i = slot_of(e.ipv4);
     while (slots_[i].count != 0 && slots_[i].ipv4 != e.ipv4) i = (i + 1) & mask_;
     slots_[i] = e;
@@ -73,9 +90,8 @@ RouteTable::RouteTable(const Topology& topo, uint32_t node, uint64_t salt) : sal
     for (const Ipv6Addr& a : topo.node(h).ipv6) {
       if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) continue;  // link-local: not routed
       Entry e;
-      e.first = v4 ? v4->first : static_cast<uint16_t>(next_hops_.size());
+      e.first = v4 ? v4->first : add_next_hops(ports);
       e.count = static_cast<uint16_t>(ports.size());
-      if (!v4) next_hops_.insert(next_hops_.end(), ports.begin(), ports.end());
       uint32_t i = slot_of(fold_ipv6(a.data())) & mask6_;
       while (slots6_[i].count != 0 && addr6_[i] != a) i = (i + 1) & mask6_;
       if (slots6_[i].count == 0) ++routes6_;

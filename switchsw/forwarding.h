@@ -111,6 +111,8 @@ class RouteTable {
   uint64_t salt() const noexcept { return salt_; }
   size_t size() const noexcept { return routes_; }
   size_t size6() const noexcept { return routes6_; }
+  /// Ports held in all next-hop lists (each distinct ECMP set once).
+  size_t next_hop_entries() const noexcept { return next_hops_.size(); }
 
  private:
   uint32_t slot_of(uint32_t ipv4) const noexcept {

@@ -79,7 +79,15 @@ void DcqcnHooks::on_data_sent(uint32_t qpn, uint32_t bytes, TimeNs now) noexcept
 
 void DcqcnHooks::on_timer(TimeNs now) noexcept {
   port_.on_timer(now);
-  for (uint32_t s = 0; s < port_.max_qps(); ++s) push_rate(s);
+  // A slot's rate changes only in on_cnp, on_data_sent, reset_qp (each pushes it) and here,
+  // for the slots whose timers fired. The first call pushes every slot once (their initial
+  // rates), as every call did before; after that only the fired ones can differ.
+  if (!pushed_all_) {
+    pushed_all_ = true;
+    for (uint32_t s = 0; s < port_.max_qps(); ++s) push_rate(s);
+    return;
+  }
+  for (uint32_t s : port_.fired()) push_rate(s);
 }
 
 double DcqcnHooks::rate_bps(uint32_t qpn) const noexcept {

@@ -67,6 +67,7 @@ class DcqcnHooks final : public nic::CongestionHooks {
   dcqcn::DcqcnPort port_;
   nic::RoceHost* host_;
   std::vector<uint64_t> pushed_bps_;  // last rate handed to the host per slot
+  bool pushed_all_ = false;           // on_timer has pushed every slot once
   uint64_t unmanaged_ = 0;
 };
 

@@ -8,6 +8,7 @@ namespace rocemu::dcqcn {
 DcqcnPort::DcqcnPort(const DcqcnConfig& cfg, uint32_t max_qps)
     : cfg_(&cfg), np_flows_(max_qps), rp_deadlines_(max_qps), np_(cfg.cnp_interval_ns) {
   rps_.reserve(max_qps);
+  fired_.reserve(max_qps);
   for (uint32_t i = 0; i < max_qps; ++i) {
     rps_.emplace_back(cfg);
     sync_deadline(i);
@@ -31,10 +32,14 @@ void DcqcnPort::on_sent(uint32_t qp, uint32_t bytes, TimeNs now) noexcept {
 }
 
 void DcqcnPort::on_timer(TimeNs now) noexcept {
-  for (uint32_t qp = 0; qp < max_qps() && rp_deadlines_.min() <= now; ++qp) {
-    if (rp_deadlines_.at(qp) > now) continue;
+  fired_.clear();
+  // The due RPs in slot order, found through the tree (a port has up to [nic] max_qps slots,
+  // 256 by default, and a timer is due on one or two of them).
+  for (uint32_t qp = rp_deadlines_.first_due(now, 0); qp < max_qps();
+       qp = rp_deadlines_.first_due(now, qp + 1)) {
     rps_[qp].on_timer(now);
     sync_deadline(qp);
+    fired_.push_back(qp);
   }
 }
 

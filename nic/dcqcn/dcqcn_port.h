@@ -51,8 +51,11 @@ class DcqcnPort {
   // --- time --------------------------------------------------------------------------
   /// Earliest RP timer of any QP (kNever if none is armed).
   TimeNs next_deadline() const noexcept { return rp_deadlines_.min(); }
-  /// Processes every RP timer due at or before `now`.
+  /// Processes every RP timer due at or before `now`; fired() then lists their QPs.
   void on_timer(TimeNs now) noexcept;
+  /// The QPs whose timers the last on_timer() processed, ascending: the only RPs whose rate
+  /// it can have changed.
+  const std::vector<uint32_t>& fired() const noexcept { return fired_; }
 
   // --- telemetry ---------------------------------------------------------------------
   /// Writes one CSV row per QP in [0, n_qps) sampled at `now`.
@@ -69,6 +72,7 @@ class DcqcnPort {
   std::vector<DcqcnRp> rps_;
   std::vector<NpFlow> np_flows_;
   MinTree rp_deadlines_;  // rps_[qp].next_deadline(), kept current by sync_deadline
+  std::vector<uint32_t> fired_;  // capacity max_qps (no allocation in on_timer)
   Np np_;
 };
 

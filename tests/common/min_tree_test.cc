@@ -34,5 +34,43 @@ TEST(MinTree, MinEqualsBruteForceAfterRandomUpdates) {
   }
 }
 
+// first_due against a scan, and the visiting loop DcqcnPort::on_timer runs (update the
+// entry found, ask again from the next index) against the scan it replaced.
+TEST(MinTree, FirstDueEqualsAScanAndVisitsDueEntriesInIndexOrder) {
+  for (uint32_t n : {1u, 2u, 3u, 5u, 46u, 64u, 256u, 300u}) {
+    MinTree t(n);
+    std::vector<TimeNs> ref(n, kNever);
+    Rng rng(1000 + n);
+    for (int k = 0; k < 400; ++k) {
+      for (int u = 0; u < 8; ++u) {
+        const auto i = static_cast<uint32_t>(rng.next() % n);
+        ref[i] = rng.next() % 3 == 0 ? kNever : static_cast<TimeNs>(rng.next() % 1000);
+        t.update(i, ref[i]);
+      }
+      const auto now = static_cast<TimeNs>(rng.next() % 1000);
+      for (uint32_t from = 0; from <= n + 1; ++from) {
+        uint32_t want = n;
+        for (uint32_t i = from; i < n; ++i)
+          if (ref[i] <= now) {
+            want = i;
+            break;
+          }
+        ASSERT_EQ(t.first_due(now, from), want) << "n=" << n << " k=" << k << " from=" << from;
+      }
+      std::vector<uint32_t> visited, expected;
+      for (uint32_t i = 0; i < n; ++i)
+        if (ref[i] <= now) expected.push_back(i);
+      for (uint32_t i = t.first_due(now, 0); i < n; i = t.first_due(now, i + 1)) {
+        visited.push_back(i);
+        // Re-armed: half later than now, half still due (visited once all the same).
+        ref[i] = rng.next() % 2 ? now + 1 + static_cast<TimeNs>(rng.next() % 500) : now;
+        t.update(i, ref[i]);
+      }
+      ASSERT_EQ(visited, expected) << "n=" << n << " k=" << k;
+    }
+  }
+  EXPECT_EQ(MinTree().first_due(0, 0), 0u);  // empty: size() is 0
+}
+
 }  // namespace
 }  // namespace rocemu
