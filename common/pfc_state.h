@@ -135,6 +135,9 @@ class PfcPauseState {
   }
   /// Time the pause of `prio` ends (<= now when not paused).
   TimeNs pause_end(int prio) const noexcept { return until_[prio]; }
+  /// The latest pause end over all priorities: nothing is paused at or after it (until a
+  /// later frame).
+  TimeNs latest_end() const noexcept { return *std::max_element(until_.begin(), until_.end()); }
   /// Earliest pause end after `now` over the priorities in `mask`, or the watchdog's
   /// detection instant of one of them if sooner; kNever if none paused.
   TimeNs next_expiry(uint8_t mask, TimeNs now) const noexcept {

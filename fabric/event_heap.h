@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "common/time_ns.h"
@@ -222,8 +223,47 @@ class CalendarQueue {
         append(slot_of(b), e);
       }
     }
-    std::sort(cur_.begin(), cur_.end(),
-              [](const E& a, const E& b) { return EventHeap<E>::before(b, a); });
+    sort_bucket();
+  }
+
+  // Orders cur_ (the events of bucket cur_abs_) by descending (t, seq). Its times take at most
+  // 2^shift_ values: a counting sort on the time's offset in the bucket, then each run of
+  // equal times by seq (short runs by insertion). At K=16 a bucket holds ~170 events and
+  // std::sort over them was ~18% of the event loop's instructions.
+  void sort_bucket() {
+    const auto later = [](const E& a, const E& b) { return EventHeap<E>::before(b, a); };
+    const size_t n = cur_.size();
+    if (n < 32 || shift_ > 12) {
+      std::sort(cur_.begin(), cur_.end(), later);
+      return;
+    }
+    const size_t w = size_t{1} << shift_;
+    const TimeNs last = ((cur_abs_ + 1) << shift_) - 1;  // the bucket's latest time: key 0
+    counts_.assign(w, 0);
+    for (const E& e : cur_) ++counts_[static_cast<size_t>(last - e.t)];
+    size_t sum = 0;
+    for (size_t& c : counts_) sum += std::exchange(c, sum);  // each key's first position
+    tmp_.resize(n);
+    for (const E& e : cur_) tmp_[counts_[static_cast<size_t>(last - e.t)]++] = e;
+    cur_.swap(tmp_);
+    // counts_[k] is now the end of key k's run.
+    const auto later_seq = [](const E& a, const E& b) { return a.seq > b.seq; };
+    for (size_t k = 0, lo = 0; k < w; lo = counts_[k++]) {
+      const size_t hi = counts_[k];
+      if (hi - lo < 2) continue;
+      E* const b = cur_.data() + lo;
+      E* const e = cur_.data() + hi;
+      if (hi - lo > 16) {
+        std::sort(b, e, later_seq);
+        continue;
+      }
+      for (E* i = b + 1; i < e; ++i) {
+        const E v = *i;
+        E* j = i;
+        for (; j > b && later_seq(v, j[-1]); --j) *j = j[-1];
+        *j = v;
+      }
+    }
   }
 
   // The first set bit in [lo, hi) of nonempty_, or -1.
@@ -244,6 +284,8 @@ class CalendarQueue {
   unsigned shift_;
   int64_t nslots_;
   std::vector<E> cur_;                 // bucket cur_abs_ as it became current, descending
+  std::vector<E> tmp_;                 // sort_bucket()'s scatter target (swapped with cur_)
+  std::vector<size_t> counts_;         // sort_bucket()'s counts per time in the bucket
   EventHeap<E> late_;                  // pushed into bucket cur_abs_ (or earlier) since then
   int64_t cur_abs_ = 0;                // the current bucket's number (t >> shift_)
   std::vector<Chunk> chunks_;          // every chunk, by index

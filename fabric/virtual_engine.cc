@@ -25,16 +25,19 @@ VirtualEngine::VirtualEngine(const Topology& topo, std::vector<LinkOptions> link
       Port p;
       p.node = n;
       p.index = i;
+      p.global = static_cast<uint32_t>(ports_.size());
       p.peer = tp.peer;
       p.rate_bps = link.rate_bps;
       p.delay_ns = link.delay_ns;
       p.up = link.up;
       if (tp.link < links.size()) p.impairment = links[tp.link].impairment;
+      p.impaired = p.impairment.any();
       // One stream per link direction, named by the sending end.
       p.rng = Rng(seed, "vlink:" + tn[n].name + ":" + std::to_string(i));
       ports_.push_back(p);
     }
   }
+  busy_.assign((ports_.size() + 63) / 64, 0);
 }
 
 VirtualEngine::~VirtualEngine() {
@@ -93,7 +96,7 @@ void VirtualEngine::fly(Port& p, TimeNs t, rte_mbuf* m) {
 void VirtualEngine::launch(Port& p, rte_mbuf* m, TimeNs now) {
   const uint32_t bytes = rte_pktmbuf_pkt_len(m);
   const TimeNs done = now + serialization_ns(bytes, p.rate_bps);
-  p.busy = true;
+  busy_[p.global >> 6] |= uint64_t{1} << (p.global & 63);
   p.busy_until = done;
   p.wire.tx_packets++;
   p.wire.tx_bytes += bytes;
@@ -107,8 +110,8 @@ void VirtualEngine::launch(Port& p, rte_mbuf* m, TimeNs now) {
     return;
   }
   TimeNs arrive = done + p.delay_ns;
-  const LinkImpairment& im = p.impairment;
-  if (im.any()) [[unlikely]] {
+  if (p.impaired) [[unlikely]] {
+    const LinkImpairment& im = p.impairment;
     // Draw all three every time so one fault's rate does not shift another's stream.
     const double u_loss = p.rng.uniform(), u_reorder = p.rng.uniform(), u_dup = p.rng.uniform();
     if (u_loss < im.loss) {
@@ -146,7 +149,7 @@ void VirtualEngine::prefetch_top() const noexcept {
 }
 
 void VirtualEngine::send(Port& p, TimeNs now) {
-  if (p.busy) return;
+  if (busy(p.global)) return;
   if (rte_mbuf* m = nodes_[p.node]->tx(p.index, now)) launch(p, m, now);
 }
 
@@ -166,7 +169,7 @@ void VirtualEngine::arm_timer(uint32_t node, TimeNs now) {
     const uint32_t end = node + 1 < port_base_.size() ? port_base_[node + 1]
                                                        : static_cast<uint32_t>(ports_.size());
     for (uint32_t i = port_base_[node]; i < end; ++i)
-      if (ports_[i].busy) next = std::min(next, ports_[i].busy_until);
+      if (busy(i)) next = std::min(next, ports_[i].busy_until);
     at = next == kNever ? fired_at_[node] + 1 : next;
   }
   if (at == timer_at_[node]) return;
@@ -187,7 +190,7 @@ void VirtualEngine::after_call(uint32_t node, TimeNs now) {
     // then only ports whose bit is set, read afresh after every tx() (a dequeue on one port
     // can give another a PFC frame to send).
     uint32_t i = base;
-    while (i < end && ports_[i].busy) ++i;
+    while (i < end && busy(i)) ++i;
     if (i < end) send(ports_[i++], now);
     for (uint32_t p = i - base, n = end - base; p < n;) {
       const uint64_t w = ready[p >> 6] >> (p & 63);
@@ -197,7 +200,7 @@ void VirtualEngine::after_call(uint32_t node, TimeNs now) {
       }
       p += static_cast<uint32_t>(std::countr_zero(w));
       if (p >= n) break;
-      send(ports_[base + p], now);
+      if (!busy(base + p)) send(ports_[base + p], now);
       ++p;
     }
   }
@@ -249,7 +252,7 @@ TimeNs VirtualEngine::run_until(TimeNs until_ns) {
       }
       case Kind::kWireFree: {
         Port& p = ports_[port_base_[e.node] + e.port];
-        p.busy = false;
+        busy_[p.global >> 6] &= ~(uint64_t{1} << (p.global & 63));
         send(p, now_);
         arm_timer(e.node, now_);
         break;

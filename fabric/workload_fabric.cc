@@ -107,11 +107,16 @@ void WorkloadFabric::reap(uint32_t h, TimeNs now) noexcept {
       if (lanes_.on_completion(wc[k].wr_id, wc[k].status)) rec_.on_finish(wc[k].wr_id, now);
 }
 
-void WorkloadFabric::sample_queues(TimeNs now) {
+void WorkloadFabric::sample_queues(TimeNs /*now*/) {
+  // The egress queues' bytes straight from each switch's buffer (what a snapshot's
+  // total_queue_bytes() sums), not a snapshot of every counter of every port.
   for (const auto& s : switches_) {
     if (!s) continue;
-    const SwitchSnapshot snap = s->snapshot(now);
-    for (const PortCounters& c : snap.ports) rec_.stats().add_queue_sample(c.total_queue_bytes());
+    for (uint16_t port = 0; port < s->num_ports(); ++port) {
+      uint64_t bytes = 0;
+      for (int prio = 0; prio < kNumPriorities; ++prio) bytes += s->queue_bytes(port, prio);
+      rec_.stats().add_queue_sample(bytes);
+    }
   }
 }
 

@@ -73,6 +73,8 @@ SoftSwitch::SoftSwitch(const SwitchParams& params, const Topology& topo, uint32_
     p.peer_mac = topo.node(tp.peer.node).ports.at(tp.peer.port).mac;
     p.pause_ns = pfc_quanta_ns(params.pause_quanta, p.rate_bps);
     p.pause.set_watchdog(params.pfc_watchdog);
+    p.watchdog_on = params.pfc_watchdog.on();
+    p.watchdog_drop = params.pfc_watchdog.drop;
     const EcnSetting s = params.ecn_for_port(i, p.rate_bps);
     if (auto why = s.validate(); !why.empty())
       problems += " port " + std::to_string(i) + ": " + why + ";";
@@ -136,8 +138,8 @@ void SoftSwitch::rx(uint16_t port, rte_mbuf* const* pkts, uint16_t n, TimeNs now
   PortState& in = ports_[port];
   for (uint16_t i = 0; i < n; ++i) {
     rte_mbuf* m = pkts[i];
-    in.ctr.rx_bytes += rte_pktmbuf_pkt_len(m);
-    ++in.ctr.rx_packets;
+    in.rx_bytes += rte_pktmbuf_pkt_len(m);
+    ++in.rx_packets;
     forward(port, m, now);
   }
 }
@@ -150,6 +152,7 @@ void SoftSwitch::handle_mac_control(uint16_t port, rte_mbuf* m, TimeNs now) noex
   }
   PortState& p = ports_[port];
   p.pause.on_frame(*f, p.rate_bps, now);
+  p.paused_until = std::max(p.paused_until, p.pause.latest_end());
   deadline_dirty_ = true;
   rte_pktmbuf_free(m);
 }
@@ -246,8 +249,8 @@ void SoftSwitch::enqueue(uint16_t in_port, uint16_t out_port, uint8_t prio, uint
   out.nonempty = static_cast<uint8_t>(out.nonempty | (1u << prio));
   note_ready(out_port);
   const uint32_t qb = mmu_.egress_bytes(out_port, prio);
-  if (qb > out.ctr.peak_queue_bytes[prio]) out.ctr.peak_queue_bytes[prio] = qb;
-  if (out.pause.paused(prio, now)) [[unlikely]]
+  if (qb > out.peak_queue_bytes[prio]) out.peak_queue_bytes[prio] = qb;
+  if (now < out.paused_until && out.pause.paused(prio, now)) [[unlikely]]
     deadline_dirty_ = true;
 
   if ((lossless_mask_ >> prio) & 1 && !((ports_[in_port].xoff_active >> prio) & 1) &&

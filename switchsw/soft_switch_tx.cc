@@ -36,7 +36,7 @@ int SoftSwitch::pick_data_queue(PortState& p, uint8_t eligible) noexcept {
     const uint8_t qi = data_index_[prio];
     p.rr_cur = static_cast<uint8_t>((qi + 1) % num_data_prios_);
     p.rr_credited = false;
-    p.deficit[qi] = 0;
+    if (p.drr_ran) p.deficit[qi] = 0;
     p.lone_served = true;
     return prio;
   }
@@ -56,6 +56,7 @@ int SoftSwitch::pick_data_queue(PortState& p, uint8_t eligible) noexcept {
       if (!p.rr_credited) {
         p.deficit[qi] += quantum_bytes_[qi];
         p.rr_credited = true;
+        p.drr_ran = true;
       }
       if (p.deficit[qi] >= static_cast<int32_t>(rte_pktmbuf_pkt_len(p.fifo[prio].head))) return prio;
     } else {
@@ -69,11 +70,11 @@ int SoftSwitch::pick_data_queue(PortState& p, uint8_t eligible) noexcept {
 
 rte_mbuf* SoftSwitch::dequeue(uint16_t port, TimeNs now) noexcept {
   PortState& p = ports_[port];
-  if (p.nonempty && p.pause.watch(p.nonempty, now)) [[unlikely]]
+  if (p.watchdog_on && p.nonempty && p.pause.watch(p.nonempty, now)) [[unlikely]]
     deadline_dirty_ = true;  // a storm began: the queue forwards (or drops) from now on
   int prio = -1;
   rte_mbuf* m = dequeue_one(port, now, prio);
-  if (p.pause.watchdog().drop) [[unlikely]] {
+  if (p.watchdog_drop) [[unlikely]] {
     // Action "drop": during a storm the queue's packets are discarded as they come up.
     while (m && p.pause.in_storm(prio, now)) {
       drop(m, port, RxDrop::kPfcWatchdog);
@@ -106,8 +107,8 @@ rte_mbuf* SoftSwitch::dequeue(uint16_t port, TimeNs now) noexcept {
       }
     }
   }
-  p.ctr.tx_bytes += len;
-  ++p.ctr.tx_packets;
+  p.tx_bytes += len;
+  ++p.tx_packets;
   return m;
 }
 
@@ -115,7 +116,8 @@ rte_mbuf* SoftSwitch::dequeue(uint16_t port, TimeNs now) noexcept {
 /// upstream port if it may) and says which priority it came from; nullptr if none eligible.
 rte_mbuf* SoftSwitch::dequeue_one(uint16_t port, TimeNs now, int& prio) noexcept {
   PortState& p = ports_[port];
-  const uint8_t eligible = static_cast<uint8_t>(p.nonempty & ~p.pause.paused_mask(now));
+  const uint8_t paused = now < p.paused_until ? p.pause.paused_mask(now) : 0;
+  const uint8_t eligible = static_cast<uint8_t>(p.nonempty & ~paused);
   if (eligible == 0) return nullptr;
   if (const uint8_t ctl = eligible & control_mask_; ctl != 0) {
     prio = 7 - std::countl_zero(static_cast<uint32_t>(ctl) << 24);  // highest control priority
@@ -164,7 +166,8 @@ TimeNs SoftSwitch::compute_deadline(TimeNs now) const noexcept {
   for (const PortState& p : ports_) {
     for (int i = 0; i < kNumPriorities; ++i)
       if ((p.xoff_active >> i) & 1) t = std::min(t, p.xoff_refresh_at[i]);
-    if (p.nonempty) t = std::min(t, p.pause.next_expiry(p.nonempty, now));
+    // next_expiry is kNever once every pause has ended (it skips ended priorities).
+    if (p.nonempty && now < p.paused_until) t = std::min(t, p.pause.next_expiry(p.nonempty, now));
   }
   return t;
 }
@@ -231,11 +234,19 @@ void SoftSwitch::fill_snapshot(TimeNs now, uint64_t* rate_bps, EcnSetting* ecn,
     ecn[i] = p.red.setting();
     PortCounters& c = ctr[i];
     c = p.ctr;
+    c.tx_bytes = p.tx_bytes;
+    c.tx_packets = p.tx_packets;
+    c.rx_bytes = p.rx_bytes;
+    c.rx_packets = p.rx_packets;
+    c.peak_queue_bytes = p.peak_queue_bytes;
+    // A port that never received a PFC frame has no pauses, paused time or storms (its
+    // pause state is then not read: at K=16 that was most of a snapshot's cache misses).
+    const bool pfc_seen = p.paused_until != 0;
     for (int q = 0; q < kNumPriorities; ++q) {
       c.queue_bytes[q] = mmu_.egress_bytes(i, q);
-      c.pfc_pauses_received[q] = p.pause.pauses_received(q);
-      c.paused_ns[q] = p.pause.paused_ns(q, now);
-      c.pfc_storms[q] = p.pause.storms(q);
+      c.pfc_pauses_received[q] = pfc_seen ? p.pause.pauses_received(q) : 0;
+      c.paused_ns[q] = pfc_seen ? p.pause.paused_ns(q, now) : 0;
+      c.pfc_storms[q] = pfc_seen ? p.pause.storms(q) : 0;
     }
   }
 }

@@ -301,8 +301,9 @@ TEST(CalendarQueue, PopsInTimeThenSequenceOrderLikeAPriorityQueue) {
         now = a.t;
       }
       ASSERT_EQ(q.size(), ref.size());
-      if (!ref.empty())
+      if (!ref.empty()) {
         ASSERT_EQ(q.top().seq, ref.top().seq) << "seed " << seed << " step " << step;
+      }
     }
     size_t visited = 0;
     q.for_each([&](const E&) { ++visited; });
@@ -312,6 +313,49 @@ TEST(CalendarQueue, PopsInTimeThenSequenceOrderLikeAPriorityQueue) {
       ref.pop();
     }
     EXPECT_TRUE(q.empty());
+  }
+}
+
+// Crowded buckets (the bucket sort's counting path: 32 or more events in one bucket), with
+// sequence numbers out of push order (as a wire's queued frames keep theirs) and runs of equal
+// times both short (insertion) and long (sorted): still the priority queue's order.
+TEST(CalendarQueue, CrowdedBucketsPopInTimeThenSequenceOrder) {
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    Rng rng(seed, "calendar-queue-crowded");
+    CalendarQueue<E> q(/*width_shift=*/5, /*slots_log2=*/6);
+    std::priority_queue<E, std::vector<E>, Later> ref;
+    uint64_t next_seq = 0;
+    TimeNs now = 0;
+    size_t counted = 0;  // pops from buckets that held >= 32 events
+    for (int round = 0; round < 60; ++round) {
+      // A burst: 20-400 events over 1-40 distinct times of the next few buckets.
+      const size_t n = 20 + rng.below(381);
+      const uint64_t distinct = 1 + rng.below(40);
+      std::vector<uint64_t> seqs(n);
+      for (auto& v : seqs) v = next_seq++;
+      for (size_t i = n; i > 1; --i) std::swap(seqs[i - 1], seqs[rng.below(i)]);
+      for (size_t i = 0; i < n; ++i) {
+        const TimeNs t = now + 1 + static_cast<TimeNs>(rng.below(distinct)) * (1 + rng.below(3));
+        q.push(E{t, seqs[i]});
+        ref.push(E{t, seqs[i]});
+      }
+      counted += n >= 32;
+      // Pop most of it (pushes then land in the current bucket and the window as well).
+      const size_t pops = ref.size() - ref.size() / 4;
+      for (size_t i = 0; i < pops; ++i) {
+        const E a = q.pop(), b = ref.top();
+        ref.pop();
+        ASSERT_EQ(a.t, b.t) << "seed " << seed << " round " << round;
+        ASSERT_EQ(a.seq, b.seq) << "seed " << seed << " round " << round;
+        now = a.t;
+      }
+    }
+    while (!ref.empty()) {
+      ASSERT_EQ(q.pop().seq, ref.top().seq) << "seed " << seed;
+      ref.pop();
+    }
+    EXPECT_TRUE(q.empty());
+    EXPECT_GT(counted, 10u);
   }
 }
 
