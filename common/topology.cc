@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -110,29 +111,38 @@ std::vector<int> distances_to(const Topology& t, uint32_t dst,
 }  // namespace
 
 std::vector<std::vector<uint16_t>> Topology::shortest_path_ports(uint32_t n) const {
-  // Hop distances are symmetric (a link is up or down in both directions, and a path's
-  // reverse has the same inner nodes), so the distance from dst to n is distances_to(n)[dst]
-  // and from dst to n's neighbour v is distances_to(v)[dst]: one search from n and one per
-  // switch neighbour, instead of one per host (a K=16 fat tree: 17, not 1,024, per switch).
+  // One search from n. Port p of n is a next hop to dst iff a shortest path from n to dst
+  // (no host inside it) starts with p. In search order, the set of such first ports of a
+  // node u at distance d >= 2 is the union of those of its switch neighbours at distance
+  // d - 1 (the last link of each shortest path to u); at distance 1 it is the ports of n
+  // that reach u. A K=16 fat tree: one search per switch, not 17 (one per neighbour too).
   std::vector<std::vector<uint16_t>> r(nodes_.size());
-  const auto dn = distances_to(*this, n);
+  std::vector<uint32_t> order;
+  const auto d = distances_to(*this, n, &order);
   const auto& ports = nodes_.at(n).ports;
-  std::vector<std::vector<int>> dv(ports.size());
+  const size_t words = (ports.size() + 63) / 64;  // a port set per node, `words` wide
+  std::vector<uint64_t> first(nodes_.size() * words, 0);
   for (uint16_t p = 0; p < ports.size(); ++p) {
     const uint32_t v = ports[p].peer.node;
-    if (!links_[ports[p].link].up || nodes_[v].kind != NodeKind::kSwitch) continue;
-    for (uint16_t q = 0; q < p && dv[p].empty(); ++q)
-      if (ports[q].peer.node == v && !dv[q].empty()) dv[p] = dv[q];  // parallel links
-    if (dv[p].empty()) dv[p] = distances_to(*this, v);
+    if (links_[ports[p].link].up && v != n) first[v * words + p / 64] |= uint64_t{1} << (p % 64);
+  }
+  for (const uint32_t u : order) {
+    if (d[u] < 2) continue;
+    uint64_t* const fu = &first[u * words];
+    for (const auto& q : nodes_[u].ports) {
+      const uint32_t w = q.peer.node;
+      if (!links_[q.link].up || d[w] != d[u] - 1 || nodes_[w].kind != NodeKind::kSwitch) continue;
+      const uint64_t* const fw = &first[w * words];
+      for (size_t i = 0; i < words; ++i) fu[i] |= fw[i];
+    }
   }
   for (uint32_t dst : hosts()) {
-    if (n == dst || dn[dst] == kUnreached) continue;
-    for (uint16_t p = 0; p < ports.size(); ++p) {
-      if (!links_[ports[p].link].up) continue;
-      const uint32_t v = ports[p].peer.node;
-      if (v == dst ? dn[dst] == 1 : !dv[p].empty() && dv[p][dst] == dn[dst] - 1)
-        r[dst].push_back(p);
-    }
+    if (n == dst || d[dst] == kUnreached) continue;
+    const uint64_t* const f = &first[dst * words];
+    for (size_t i = 0; i < words; ++i)
+      for (uint64_t bits = f[i]; bits != 0; bits &= bits - 1)
+        r[dst].push_back(
+            static_cast<uint16_t>(i * 64 + static_cast<size_t>(std::countr_zero(bits))));
   }
   return r;
 }

@@ -218,10 +218,11 @@ TEST(FatTreeGenerator, RatesDelaysOversubscriptionAndBadShapes) {
   EXPECT_NE(validate(p), "");
 }
 
-// Topology::shortest_path_ports computes a node's routes from searches rooted at the node and
-// its neighbours (distances are symmetric); checked here against the definition, one search
-// per destination: port p of n is a next hop to dst iff its peer is dst or a switch one hop
-// closer to dst, hop counts over up links with no host in the middle of a path.
+// Topology::shortest_path_ports computes a node's routes from one search rooted at the node
+// (each node's set of first ports on its shortest paths, in search order); checked here
+// against the definition, one search per destination: port p of n is a next hop to dst iff its peer
+// is dst or a switch one hop closer to dst, hop counts over up links with no host in the middle of
+// a path.
 std::vector<std::vector<std::vector<uint16_t>>> reference_next_hops(const Topology& t) {
   const size_t n_nodes = t.nodes().size();
   std::vector<std::vector<std::vector<uint16_t>>> r(n_nodes,
@@ -269,6 +270,23 @@ TEST(ShortestPaths, PerNodeSearchesEqualThePerDestinationDefinition) {
   parallel.add_link(static_cast<uint32_t>(parallel.find("s0")),
                     static_cast<uint32_t>(parallel.find("s1")), kBpsPerGbps, kNsPerUs);
   ts.push_back(parallel);
+  // A dual-homed host: a path through it (a -> h -> b) is as short as the switches' (a -> c
+  // -> b) but hosts do not forward, so it is no next hop.
+  Topology dual;
+  {
+    const uint32_t a = dual.add_node("a", NodeKind::kSwitch),
+                   b = dual.add_node("b", NodeKind::kSwitch);
+    const uint32_t c = dual.add_node("c", NodeKind::kSwitch);
+    const uint32_t x = dual.add_node("x", NodeKind::kHost), y = dual.add_node("y", NodeKind::kHost);
+    const uint32_t h = dual.add_node("h", NodeKind::kHost);
+    dual.add_link(a, h, kBpsPerGbps, kNsPerUs);
+    dual.add_link(a, c, kBpsPerGbps, kNsPerUs);
+    dual.add_link(c, b, kBpsPerGbps, kNsPerUs);
+    dual.add_link(h, b, kBpsPerGbps, kNsPerUs);
+    dual.add_link(x, a, kBpsPerGbps, kNsPerUs);
+    dual.add_link(y, b, kBpsPerGbps, kNsPerUs);
+  }
+  ts.push_back(dual);
   // Tiers of different rates and delays, so the path sums and bottlenecks tell paths apart.
   FatTreeParams tiers;
   tiers.oversubscription = 2;
