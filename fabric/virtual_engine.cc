@@ -34,7 +34,7 @@ VirtualEngine::VirtualEngine(const Topology& topo, std::vector<LinkOptions> link
       p.impaired = p.impairment.any();
       // One stream per link direction, named by the sending end.
       p.rng = Rng(seed, "vlink:" + tn[n].name + ":" + std::to_string(i));
-      ports_.push_back(p);
+      ports_.push_back(std::move(p));
     }
   }
   busy_.assign((ports_.size() + 63) / 64, 0);
@@ -46,7 +46,7 @@ VirtualEngine::~VirtualEngine() {
   });
   for (auto& p : ports_)
     for (uint32_t i = 0; i < p.flight_n; ++i)
-      rte_pktmbuf_free(p.flight[(p.flight_head + i) & (p.flight.size() - 1)].m);
+      rte_pktmbuf_free(p.flight[(p.flight_head + i) & (p.flight_cap - 1)].m);
 }
 
 void VirtualEngine::attach(uint32_t index, Node* node) {
@@ -77,15 +77,17 @@ void VirtualEngine::push(TimeNs t, Kind kind, uint32_t node, uint16_t port, rte_
 }
 
 void VirtualEngine::fly(Port& p, TimeNs t, rte_mbuf* m) {
-  if (p.flight_n == p.flight.size()) {  // grow (amortised; bounded by the frames in flight)
-    std::vector<Port::InFlight> bigger(p.flight.empty() ? 16 : 2 * p.flight.size());
+  if (p.flight_n == p.flight_cap) {  // grow (amortised; bounded by the frames in flight)
+    const uint32_t cap = p.flight_cap == 0 ? 16 : 2 * p.flight_cap;
+    auto bigger = std::make_unique<Port::InFlight[]>(cap);
     for (uint32_t i = 0; i < p.flight_n; ++i)
-      bigger[i] = p.flight[(p.flight_head + i) & (p.flight.size() - 1)];
+      bigger[i] = p.flight[(p.flight_head + i) & (p.flight_cap - 1)];
     p.flight = std::move(bigger);
+    p.flight_cap = cap;
     p.flight_head = 0;
   }
   const uint64_t seq = seq_++;
-  p.flight[(p.flight_head + p.flight_n) & (p.flight.size() - 1)] = Port::InFlight{t, seq, m};
+  p.flight[(p.flight_head + p.flight_n) & (p.flight_cap - 1)] = Port::InFlight{t, seq, m};
   if (p.flight_n++ == 0) {
     heap_.push(Event{t, seq, m, p.node, p.index, Kind::kFlight});
   } else {
@@ -225,7 +227,7 @@ TimeNs VirtualEngine::run_until(TimeNs until_ns) {
       // The head of a sending port's queue: it becomes an arrival at the peer, and the next
       // frame on that wire (if any) takes its place in the heap with its own (t, seq).
       Port& s = ports_[port_base_[e.node] + e.port];
-      const uint32_t mask = static_cast<uint32_t>(s.flight.size() - 1);
+      const uint32_t mask = s.flight_cap - 1;
       s.flight_head = (s.flight_head + 1) & mask;
       if (--s.flight_n > 0) {
         --flight_waiting_;

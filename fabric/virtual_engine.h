@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "common/node.h"
@@ -84,20 +85,10 @@ class VirtualEngine {
     Kind kind;
   };
   // Line 0 holds what asking a port for a frame, launching it and taking the head of its
-  // wire read; line 1 the in-flight ring and the counters every frame updates; the rest is
-  // cold. At K=16 (7,168 ports) a frame's hop touched ~4 lines of a 208-byte Port.
+  // wire read; line 1 what a launch and an arrival count; the rest is cold. An arrival then
+  // touches one line of the receiving port. At K=16 (7,168 ports) a frame's hop touched ~4
+  // lines of the old 208-byte Port.
   struct alignas(64) Port {
-    uint32_t node = 0;
-    uint16_t index = 0;
-    bool up = true;
-    PortRef peer;
-    uint64_t rate_bps = 0;
-    TimeNs delay_ns = 0;
-    TimeNs busy_until = 0;
-    PortTap* tap = nullptr;
-    uint32_t flight_head = 0, flight_n = 0;
-    bool impaired = false;  // impairment.any()
-    uint32_t global = 0;    // index in ports_ (and busy_)
     // Frames on this wire, in launch order. Without impairments they also arrive in that
     // order (arrival = wire free + a fixed delay), so only the head is an event in the
     // heap (kFlight, with the head's own time and sequence): the heap holds one arrival
@@ -107,7 +98,19 @@ class VirtualEngine {
       uint64_t seq;
       rte_mbuf* m;
     };
-    std::vector<InFlight> flight;  // ring buffer, capacity a power of two
+    uint32_t node = 0;
+    uint16_t index = 0;
+    bool up = true;
+    bool impaired = false;  // impairment.any()
+    PortRef peer;
+    uint64_t rate_bps = 0;
+    TimeNs delay_ns = 0;
+    TimeNs busy_until = 0;
+    std::unique_ptr<InFlight[]> flight;  // ring buffer of flight_cap (a power of two, or 0)
+    uint32_t flight_head = 0, flight_n = 0;
+    uint32_t flight_cap = 0;
+    uint32_t global = 0;  // index in ports_ (and busy_)
+    PortTap* tap = nullptr;
     WireCounters wire;
     LinkImpairment impairment;
     Rng rng{0};
