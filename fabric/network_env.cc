@@ -7,6 +7,7 @@
 #include "fabric/realtime_engine.h"
 #include "fabric/virtual_engine.h"
 #include "fabric/workload_fabric.h"
+#include "nic/nic_params.h"
 #include "fabric/workload_job.h"
 #include "switchsw/soft_switch.h"
 
@@ -62,8 +63,10 @@ std::vector<SwitchSnapshot> NetworkEnv::reset(uint64_t seed) {
   wcfg_ = std::make_unique<workload::WorkloadConfig>(make_workload_config_of(cfg_));
   if (!pool_)
     pool_ =
-        std::make_unique<RunPool>(cfg_.testbed.pool_mbufs, kPoolDataBytes, RunPool::Fault::kLazy);
-  // No capture taps here: nobody reads the frames' payload bytes (NicParams::elide_payload).
+        std::make_unique<RunPool>(cfg_.testbed.pool_mbufs, nic::kElidedFrameRoomBytes,
+                                  RunPool::Fault::kLazy);
+  // No capture taps here: nobody reads the frames' payload bytes (NicParams::elide_payload),
+  // and the mbufs hold headers only.
   WorkloadFabricOptions fo;
   fo.elide_payload = true;
   fabric_ =

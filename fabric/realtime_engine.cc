@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <stdexcept>
 #include <string>
 
@@ -95,8 +96,15 @@ rte_mempool* create_anonymous_pool(const std::string& name, uint32_t n, uint16_t
   priv.mbuf_data_room_size = data_room;
   priv.mbuf_priv_size = 0;
   rte_pktmbuf_pool_init(mp, &priv);
-  const size_t obj_bytes = size_t{mp->header_size} + mp->elt_size + mp->trailer_size;
-  const size_t len = obj_bytes * n;
+  // As rte_mempool_populate_default sizes its chunks: populate skips objects that would
+  // cross a page boundary (pages of rte_mempool_get_page_size), so small objects need more
+  // than n times their size.
+  size_t pg_sz = 0, min_chunk = 0, align = 0;
+  if (const int rc = rte_mempool_get_page_size(mp, &pg_sz); rc != 0) return give_up(-rc);
+  const ssize_t need = rte_mempool_op_calc_mem_size_default(
+      mp, n, pg_sz == 0 ? 0 : static_cast<uint32_t>(std::countr_zero(pg_sz)), &min_chunk, &align);
+  if (need < 0) return give_up(static_cast<int>(-need));
+  const auto len = static_cast<size_t>(need);
   void* mem = ::mmap(nullptr, len, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (mem == MAP_FAILED) return give_up(ENOMEM);

@@ -128,7 +128,11 @@ void VirtualEngine::launch(Port& p, rte_mbuf* m, TimeNs now) {
     }
     push(arrive, Kind::kArrival, p.peer.node, p.peer.port, m);  // may overtake: no queue
     if (u_dup < im.duplicate) {
-      if (rte_mbuf* c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX)) {
+      // A frame whose payload is elided (NicParams::elide_payload) holds only its first
+      // data_len bytes: copy those, and give the copy the frame's length.
+      const uint32_t held = m->nb_segs == 1 ? rte_pktmbuf_data_len(m) : UINT32_MAX;
+      if (rte_mbuf* c = rte_pktmbuf_copy(m, m->pool, 0, held)) {
+        c->pkt_len = m->pkt_len;
         stats_.duplicated++;
         push(arrive, Kind::kArrival, p.peer.node, p.peer.port, c);
       }

@@ -28,6 +28,7 @@
 #include "fabric/virtual_engine.h"
 #include "fabric/workload/progress.h"
 #include "fabric/workload_fabric.h"
+#include "nic/nic_params.h"
 
 namespace rocemu::fabric {
 
@@ -70,13 +71,16 @@ uint64_t total_tx_packets(const Topology& t, const Engine& e) {
 WorkloadResult run_workload_virtual(const RunConfig& cfg, const WorkloadRunOptions& opt) {
   if (!cfg.workload) throw std::invalid_argument("run_workload_virtual: the run has no [workload]");
   const workload::WorkloadConfig wcfg = make_workload_config_of(cfg);
-  RunPool pool(cfg.testbed.pool_mbufs, kPoolDataBytes, RunPool::Fault::kLazy);
+  // Nobody reads the frames' payload bytes unless a capture writes them: elide them, and
+  // the mbufs need room for headers only (NicParams::elide_payload).
+  const bool elide = cfg.capture.ports.empty();
+  RunPool pool(cfg.testbed.pool_mbufs, elide ? nic::kElidedFrameRoomBytes : kPoolDataBytes,
+               RunPool::Fault::kLazy);
   WorkloadResult r;
   {
     VirtualEngine e(cfg.topology.topology, cfg.topology.links, cfg.seed);
-    // Nobody reads the frames' payload bytes unless a capture writes them: elide them.
     WorkloadFabricOptions fo;
-    fo.elide_payload = cfg.capture.ports.empty();
+    fo.elide_payload = elide;
     WorkloadFabric f(cfg, wcfg, pool.get(), cfg.workload_qps_per_pair, fo);
     ProgressPrinter progress(wcfg.params, cfg.sim.until_ns, opt);
     for (uint32_t i = 0; i < f.num_nodes(); ++i) e.attach(i, f.node(i));

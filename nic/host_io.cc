@@ -86,8 +86,13 @@ void RoceHost::rx(uint16_t /*port*/, rte_mbuf* const* pkts, uint16_t n, TimeNs n
     counters_.rx_bytes += rte_pktmbuf_pkt_len(m);
     if (m->nb_segs != 1) [[unlikely]] {
       ++counters_.drops[static_cast<int>(RxDrop::kNonContiguous)];
+    } else if (rte_pktmbuf_data_len(m) != rte_pktmbuf_pkt_len(m) && !params_.elide_payload) {
+      // A frame of an eliding sender (headers only) at a host that reads payloads.
+      ++counters_.drops[static_cast<int>(RxDrop::kTruncated)];
     } else {
-      receive(rte_pktmbuf_mtod(m, uint8_t*), rte_pktmbuf_data_len(m), now);
+      // With elide_payload the frame's bytes past data_len (its payload, pad and ICRC) may
+      // not exist: nothing reads them then (the parser reads headers only).
+      receive(rte_pktmbuf_mtod(m, uint8_t*), rte_pktmbuf_pkt_len(m), now);
     }
     rte_pktmbuf_free(m);
   }
@@ -140,6 +145,14 @@ void RoceHost::watch_pfc(TimeNs now) noexcept {
     if ((began >> prio) & 1) ++counters_.pfc_storms[prio];
   pause_armed_ = static_cast<uint8_t>(pause_armed_ & ~began);  // the pause in force is dropped
   all_dirty_ = true;
+}
+
+rte_mbuf* RoceHost::alloc_payload_frame(const FrameTemplate& t, uint32_t ext, uint32_t payload,
+                                        uint8_t*& frame) noexcept {
+  if (!params_.elide_payload) return alloc_frame(frame_bytes(t, ext, payload), frame);
+  rte_mbuf* m = alloc_frame(frame_bytes(t, ext, 0) - wire::kIcrcBytes, frame);
+  if (m) m->pkt_len = frame_bytes(t, ext, payload);  // data_len: the bytes written
+  return m;
 }
 
 rte_mbuf* RoceHost::alloc_frame(uint32_t bytes, uint8_t*& frame) noexcept {

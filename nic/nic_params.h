@@ -14,6 +14,11 @@
 
 namespace rocemu::nic {
 
+/// The room (bytes past the headroom) every mbuf of an eliding host's pool needs: the bytes
+/// written of its largest frame (IPv6 headers, 74, with an AtomicETH, 28, and the ICRC of a
+/// frame without payload, 4: 106), rounded up to two cache lines.
+inline constexpr uint32_t kElidedFrameRoomBytes = 128;
+
 struct NicParams {
   uint32_t mtu_bytes = 1024;            // largest path MTU a QP may use (256..4096, power of 2)
   uint8_t data_dscp = 26;               // DSCP of requests and read responses
@@ -37,7 +42,10 @@ struct NicParams {
   // virtual-time runs whose memory is not verified (the workload job without a capture;
   // fabric/workload_fabric.h): the bytes a WRITE, SEND or READ moves are timed, not copied. Every
   // host of a run must agree. Atomics still move their 8 bytes. Off: every byte is copied and
-  // checked.
+  // checked. An elided frame's mbuf holds only what is written (data_len: headers and
+  // extended headers, kElidedFrameRoomBytes at most; pkt_len is the frame's full length), so
+  // its pool needs no room for payloads; UD QPs, whose datagrams move in full, then need a
+  // pool with MTU-sized room (create_qp refuses them otherwise).
   bool elide_payload = false;
 
   static constexpr std::array<uint8_t, 64> default_dscp_map() {

@@ -124,7 +124,7 @@ rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
       qp.qp_type == IBV_QPT_RC &&  // UC: AckReq clear, as rxe sends it
       (last || window_full || qp.pkts_since_ack_req + 1 >= params_.ack_every_packets);
   uint8_t* f = nullptr;
-  rte_mbuf* m = alloc_frame(frame_bytes(qp.data_tmpl, ext, payload), f);
+  rte_mbuf* m = alloc_payload_frame(qp.data_tmpl, ext, payload, f);
   if (!m) [[unlikely]]
     return nullptr;
   const bool solicited = last && (w.send_flags & IBV_SEND_SOLICITED);

@@ -98,7 +98,7 @@ rte_mbuf* RoceHost::responder_read_next(Qp& qp) noexcept {
   if (job.atomic) return responder_atomic_ack(qp, job);
   const uint32_t ext = (first || last) ? sizeof(Aeth) : 0;
   uint8_t* f = nullptr;
-  rte_mbuf* m = alloc_frame(frame_bytes(qp.data_tmpl, ext, n), f);
+  rte_mbuf* m = alloc_payload_frame(qp.data_tmpl, ext, n, f);
   if (!m) [[unlikely]]
     return nullptr;
   uint32_t at =

@@ -109,7 +109,7 @@ class RoceHost final : public rocemu::Node {
   /// A completion queue of `cqe` entries; returns its id.
   uint32_t create_cq(uint32_t cqe);
   /// A new QP (RC, UC or UD) in RESET; returns its QPN, or 0 on failure (bad pd/cq, QP type,
-  /// too many QPs).
+  /// too many QPs, UD on a pool of header-only mbufs: NicParams::elide_payload).
   uint32_t create_qp(const QpInitAttr& attr);
   /// ibv_destroy_qp: the QP goes to RESET (queued work dropped, no completions) and its
   /// number is reused by a later create_qp. Returns 0 or EINVAL (unknown or destroyed).
@@ -294,6 +294,11 @@ class RoceHost final : public rocemu::Node {
   void rebuild_templates(Qp& qp) noexcept;
   // host_io.cc
   rte_mbuf* alloc_frame(uint32_t bytes, uint8_t*& frame) noexcept;
+  /// A frame with `payload` bytes of payload after `ext` bytes of extended headers: all of
+  /// it, or with elide_payload only what is written (headers and extended headers) while
+  /// its packet length still counts the payload, pad and ICRC (nic_params.h).
+  rte_mbuf* alloc_payload_frame(const FrameTemplate& t, uint32_t ext, uint32_t payload,
+                                uint8_t*& frame) noexcept;
   void account_tx(rte_mbuf* m) noexcept;
   void track_new_qp();
   void touch(uint32_t index) noexcept;
@@ -312,6 +317,7 @@ class RoceHost final : public rocemu::Node {
   std::array<uint8_t, 6> mac_{}, peer_mac_{};
   std::vector<Ipv6Addr> gids_;  // gid(): [1] is IPv4-mapped
   uint64_t link_rate_bps_ = 0;
+  bool full_frames_ = true;  // the pool's mbufs hold an MTU frame (else only elided ones)
   CongestionHooks* hooks_ = nullptr;
   uint64_t window_bytes_ = 0;
   std::vector<uint32_t> free_qps_;  // indices of destroyed QPs (reused by create_qp)

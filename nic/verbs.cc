@@ -86,14 +86,20 @@ RoceHost::RoceHost(const NicParams& params, const Topology& topo, uint32_t node_
   if (n.kind != NodeKind::kHost || n.ports.empty())
     throw std::invalid_argument("RoceHost: node '" + n.name + "' is not a host with a port");
   if (!pool) throw std::invalid_argument("RoceHost: no mbuf pool");
-  // The largest frame: headers (IPv6), RETH (or AETH), one MTU of payload, ICRC.
+  // The largest frame: headers (IPv6), RETH (or AETH), one MTU of payload, ICRC; with
+  // elide_payload only its headers are written (nic_params.h).
   const uint32_t frame_bytes = wire::kRoce6HeadersBytes + 16 + params.mtu_bytes + 4;
   const uint32_t room = rte_pktmbuf_data_room_size(pool) - RTE_PKTMBUF_HEADROOM;
-  if (frame_bytes > room)
+  full_frames_ = frame_bytes <= room;
+  if (!full_frames_ && !params.elide_payload)
     throw std::invalid_argument("RoceHost: [nic] mtu_bytes = " + std::to_string(params.mtu_bytes) +
                                 " needs frames of " + std::to_string(frame_bytes) +
                                 " bytes; the port's mbufs hold " + std::to_string(room) +
                                 " (af_xdp ports: mtu_bytes <= 1024)");
+  if (room < kElidedFrameRoomBytes)
+    throw std::invalid_argument("RoceHost: the port's mbufs hold " + std::to_string(room) +
+                                " bytes; frames with elided payloads need " +
+                                std::to_string(kElidedFrameRoomBytes));
   ipv4_ = n.ipv4;
   mac_ = n.ports[0].mac;
   gids_.push_back(link_local_ipv6(mac_));
@@ -164,7 +170,8 @@ uint32_t RoceHost::create_qp(const QpInitAttr& a) {
       a.pd == 0 || a.pd > num_pds_ || a.send_cq >= cqs_.size() || a.recv_cq >= cqs_.size() ||
       (qps_.size() >= params_.max_qps && free_qps_.empty()) || a.max_send_wr == 0 ||
       a.max_recv_wr == 0 || a.max_send_sge < 1 || a.max_send_sge > kMaxSge || a.max_recv_sge < 1 ||
-      a.max_recv_sge > kMaxSge || (a.gsi && (a.qp_type != IBV_QPT_UD || gsi_slot_ >= 0)))
+      a.max_recv_sge > kMaxSge || (a.gsi && (a.qp_type != IBV_QPT_UD || gsi_slot_ >= 0)) ||
+      (a.qp_type == IBV_QPT_UD && !full_frames_))  // datagrams move in full (nic_params.h)
     return 0;
   // A destroyed QP's number is reused first (its slot, not a new one), lowest number first.
   const bool reuse = !free_qps_.empty();

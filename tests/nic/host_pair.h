@@ -26,12 +26,14 @@ struct HostPair {
   uint32_t pd[2]{}, cq[2]{}, qpn[2]{};
   std::unique_ptr<BackToBack> wire;
 
+  /// `pool`: the hosts' mbufs (null: test_mempool()'s, with 9 KB rooms).
   HostPair(const nic::NicParams& p, uint64_t rate_bps = 100 * kBpsPerGbps, TimeNs delay_ns = 1000,
-           uint64_t seed = 1, nic::ConnectOptions opt = {}, int64_t psn0 = -1, int64_t psn1 = -1) {
+           uint64_t seed = 1, nic::ConnectOptions opt = {}, int64_t psn0 = -1, int64_t psn1 = -1,
+           rte_mempool* pool = nullptr) {
     topo.add_node("h0", NodeKind::kHost);
     topo.add_node("h1", NodeKind::kHost);
     topo.add_link(0, 1, rate_bps, delay_ns);
-    rte_mempool* pool = test_mempool();
+    if (!pool) pool = test_mempool();
     for (int i = 0; i < 2; ++i) {
       host[i] = std::make_unique<nic::RoceHost>(p, topo, i, pool, seed);
       pd[i] = host[i]->alloc_pd();

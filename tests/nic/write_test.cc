@@ -1,8 +1,10 @@
 // write_test.cc — milestone 1: two RoceHosts back to back RDMA-WRITE 4 MB; the data lands
 // intact, every frame on the wire carries a valid ICRC, segmentation follows the MTU.
 #include <gtest/gtest.h>
+#include <rte_errno.h>
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 
 #include "common/wire.h"
@@ -268,12 +270,26 @@ namespace rocemu::test {
 namespace {
 
 // NicParams::elide_payload (virtual-time runs nobody verifies): the same WRITE, READ, SEND and
-// fetch & add complete at the same engine times, over the same number of frames, as with
-// every byte copied; the WRITE, READ and SEND move no byte, the atomic still moves its 8.
+// fetch & add complete at the same engine times, over the same number of frames and wire
+// bytes, as with every byte copied; the WRITE, READ and SEND move no byte, the atomic still
+// moves its 8. The eliding hosts' mbufs have room for headers only (kElidedFrameRoomBytes),
+// as the virtual-time workload job gives them.
+rte_mempool* header_mempool() {
+  static rte_mempool* pool = [] {
+    (void)test_mempool();  // EAL
+    return rte_pktmbuf_pool_create("test_header_pool", 4095, 256, 0,
+                                   RTE_PKTMBUF_HEADROOM + nic::kElidedFrameRoomBytes,
+                                   SOCKET_ID_ANY);
+  }();
+  EXPECT_NE(pool, nullptr) << rte_strerror(rte_errno);
+  return pool;
+}
+
 struct ElideRun {
   std::vector<ibv_wc> wcs;
   std::vector<TimeNs> done_ns;
   uint64_t frames = 0;
+  uint64_t wire_bytes = 0;
   std::vector<uint8_t> src, dst, back, rbuf;
   uint64_t counter = 5, fetched = 0;
 };
@@ -285,7 +301,7 @@ ElideRun run_mixed_ops(bool elide) {
   nic::ConnectOptions opt;
   opt.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
                IBV_ACCESS_REMOTE_ATOMIC;
-  HostPair hp(p, 25 * kBpsPerGbps, 1000, 3, opt);
+  HostPair hp(p, 25 * kBpsPerGbps, 1000, 3, opt, -1, -1, elide ? header_mempool() : nullptr);
   constexpr size_t n = 256 * 1024 + 100;  // not a multiple of the MTU: a short last packet
   ElideRun r;
   r.src = pattern(n, 9);
@@ -296,7 +312,10 @@ ElideRun run_mixed_ops(bool elide) {
   const auto d = hp.reg(1, r.dst), rb = hp.reg(1, r.rbuf);
   const auto c = hp.host[1]->reg_mr(hp.pd[1], &r.counter, 8, opt.access);
   const auto f = hp.host[0]->reg_mr(hp.pd[0], &r.fetched, 8, opt.access);
-  hp.wire->set_inspector([&](int, const uint8_t*, uint32_t) { ++r.frames; });
+  hp.wire->set_inspector([&](int, const uint8_t*, uint32_t len) {
+    ++r.frames;
+    r.wire_bytes += len;
+  });
   ibv_recv_wr rwr{};
   ibv_sge recv_sge{rb.addr, static_cast<uint32_t>(n), rb.lkey};
   rwr.wr_id = 9;
@@ -344,6 +363,7 @@ TEST(ElidedPayload, SameCompletionsAtTheSameTimesButNoBytesMovedExceptAtomics) {
     EXPECT_EQ(elided.done_ns[i], copied.done_ns[i]) << "completion " << i;
   }
   EXPECT_EQ(elided.frames, copied.frames);
+  EXPECT_EQ(elided.wire_bytes, copied.wire_bytes) << "elided frames are as long on the wire";
   // Copied: every byte where it belongs.
   EXPECT_EQ(copied.dst, copied.src);
   EXPECT_EQ(copied.back, copied.src);
@@ -360,6 +380,42 @@ TEST(ElidedPayload, SameCompletionsAtTheSameTimesButNoBytesMovedExceptAtomics) {
   EXPECT_EQ(copied.fetched, 5u);
   EXPECT_EQ(elided.counter, 8u);
   EXPECT_EQ(elided.fetched, 5u);
+}
+
+// Header-only mbufs are for eliding hosts: a host that copies payloads refuses them at
+// construction, an eliding one refuses UD QPs (datagrams move in full), and a host that
+// copies payloads drops a frame whose mbuf holds fewer bytes than its length, counted.
+TEST(ElidedPayload, HeaderOnlyMbufsOnlyWhereNothingReadsPayloads) {
+  Topology topo;
+  topo.add_node("h0", NodeKind::kHost);
+  topo.add_node("h1", NodeKind::kHost);
+  topo.add_link(0, 1, 25 * kBpsPerGbps, 1000);
+  nic::NicParams copying, eliding;
+  eliding.elide_payload = true;
+  try {
+    nic::RoceHost h(copying, topo, 0, header_mempool(), 1);
+    ADD_FAILURE() << "a host that copies payloads took header-only mbufs";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("mtu_bytes"), std::string::npos) << e.what();
+  }
+  nic::RoceHost h(eliding, topo, 0, header_mempool(), 1);
+  nic::QpInitAttr a;
+  a.pd = h.alloc_pd();
+  a.send_cq = a.recv_cq = h.create_cq(16);
+  a.qp_type = IBV_QPT_UD;
+  EXPECT_EQ(h.create_qp(a), 0u) << "UD datagrams need MTU-sized mbufs";
+  a.qp_type = IBV_QPT_RC;
+  EXPECT_NE(h.create_qp(a), 0u);
+
+  // An eliding peer's data frame (64 bytes held, 1,082 long) at a host that copies payloads.
+  nic::RoceHost reader(copying, topo, 1, test_mempool(), 1);
+  rte_mbuf* m = rte_pktmbuf_alloc(test_mempool());
+  ASSERT_NE(m, nullptr);
+  std::memset(rte_pktmbuf_append(m, 64), 0, 64);
+  m->pkt_len = 1082;
+  reader.rx(0, &m, 1, 0);
+  EXPECT_EQ(reader.counters().drops[static_cast<int>(nic::RxDrop::kTruncated)], 1u);
+  EXPECT_EQ(reader.counters().rx_packets, 1u);
 }
 
 }  // namespace

@@ -223,6 +223,26 @@ TEST(AgentLoop, ElidedPayloadsGiveTheResultsOfCopiedOnes) {
     EXPECT_EQ(slurp(d.path / "elided" / f), slurp(d.path / "copied" / f)) << f;
 }
 
+// The same over links that lose, reorder and duplicate frames: a duplicate of a frame whose
+// payload is elided (its mbuf holds the headers only) is as long on the wire as the frame.
+TEST(AgentLoop, ElidedPayloadsOnImpairedLinksGiveTheResultsOfCopiedOnes) {
+  TempDir d("elide-impaired");
+  const std::string faults =
+      "[topology.impairment]\nloss = 0.002\nreorder = 0.01\nduplicate = 0.02\n";
+  const WorkloadResult elided = run(star(faults, 1000), d.path / "elided");
+  const WorkloadResult copied = run(
+      star(faults + "[capture]\nports = [\"s0:0\"]\nfile = \"c.pcapng\"\n", 1000),
+      d.path / "copied");
+  ASSERT_TRUE(elided.all_finished);
+  ASSERT_TRUE(copied.all_finished);
+  EXPECT_GT(elided.records.size(), 20u);
+  EXPECT_GT(elided.retransmitted_packets, 0u) << "the losses were recovered from";
+  EXPECT_EQ(elided.events, copied.events);
+  EXPECT_EQ(elided.link_hops, copied.link_hops);
+  for (const char* f : {"flows.csv", "bins.csv", "metrics.csv"})
+    EXPECT_EQ(slurp(d.path / "elided" / f), slurp(d.path / "copied" / f)) << f;
+}
+
 // The shipped model (configs/models/graphcc_clos24.model, trained on the paper's training
 // scenario: configs/models/README.md) loads and, on a short seeded episode of that scenario,
 // keeps the mean switch queue below static DCQCN's (Alibaba thresholds), every flow finished
