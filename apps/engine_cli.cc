@@ -208,7 +208,7 @@ std::optional<int> prepare_run(EngineKind kind, const char* program, int argc, c
 int finish_workload(const char* program, const fabric::WorkloadResult& w, const std::string& out_dir) {
   std::fputs(fabric::workload_text(w).c_str(), stdout);
   fabric::write_workload_files(w, out_dir);
-  std::fputs(fabric::workload_files_line(out_dir).c_str(), stdout);
+  std::fputs(fabric::workload_files_line(w, out_dir).c_str(), stdout);
   if (!w.all_finished)
     std::fprintf(stderr, "%s: %llu flows unfinished at the end of the run, %llu failed\n", program,
                  static_cast<unsigned long long>(w.summary.flows_unfinished),

@@ -20,7 +20,8 @@
 // rocemu-host) with the same plan.
 //
 // Result files hold engine-time values only, so two virtual-time runs with one seed write
-// byte-identical files; wall time and events per second go to stdout. Units: ns, bytes, bps.
+// byte-identical files; wall time, events per second and memory go to stdout and cost.csv.
+// Units: ns, bytes, bps.
 #pragma once
 
 #include <cstdint>
@@ -88,11 +89,13 @@ WorkloadResult run_workload_virtual(const RunConfig& cfg, const WorkloadRunOptio
 WorkloadResult run_workload_realtime(const RunConfig& cfg, const WorkloadRunOptions& opt = {});
 
 /// Writes flows.csv, bins.csv, metrics.csv, failures.csv (docs/workload_runs.md) into `dir`
-/// (created).
-/// Throws std::runtime_error.
+/// (created), and for one engine's run (not merged host processes) cost.csv: events,
+/// link-hops, both per second of the engine's wall time, peak RSS (run_cost.h; unlike the
+/// others it differs from run to run). Throws std::runtime_error.
 void write_workload_files(const WorkloadResult& r, const std::string& dir);
-/// The line every workload tool prints after write_workload_files: "results: DIR/flows.csv, ...".
-std::string workload_files_line(const std::string& dir);
+/// The line every workload tool prints after write_workload_files(r, dir): "results:
+/// DIR/flows.csv, ...".
+std::string workload_files_line(const WorkloadResult& r, const std::string& dir);
 /// metrics.csv text: the FctSummary metrics, then the job's counters.
 std::string workload_metrics_csv(const WorkloadResult& r);
 /// failures.csv text: flow_id,src,dst,size_bytes,status (ibv_wc_status_str names, or

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "fabric/port_info.h"
 #include "fabric/run_cost.h"
@@ -52,9 +54,9 @@ std::string workload_metrics_csv(const WorkloadResult& r) {
   return os.str();
 }
 
-std::string workload_files_line(const std::string& dir) {
+std::string workload_files_line(const WorkloadResult& r, const std::string& dir) {
   return "results: " + dir + "/flows.csv, " + dir + "/bins.csv, " + dir + "/metrics.csv, " + dir +
-         "/failures.csv\n";
+         "/failures.csv" + (r.engine != "hosts" ? ", " + dir + "/cost.csv" : "") + "\n";
 }
 
 std::string workload_failures_csv(const WorkloadResult& r) {
@@ -73,10 +75,14 @@ void write_workload_files(const WorkloadResult& r, const std::string& dir) {
   std::ostringstream flows, bins;
   workload::write_flows_csv(flows, r.records);
   workload::write_bins_csv(bins, r.summary);
-  for (const auto& [name, text] :
-       {std::pair{"flows.csv", flows.str()}, std::pair{"bins.csv", bins.str()},
-        std::pair{"metrics.csv", workload_metrics_csv(r)},
-        std::pair{"failures.csv", workload_failures_csv(r)}}) {
+  std::vector<std::pair<const char*, std::string>> files = {
+      {"flows.csv", flows.str()},
+      {"bins.csv", bins.str()},
+      {"metrics.csv", workload_metrics_csv(r)},
+      {"failures.csv", workload_failures_csv(r)}};
+  // One engine's cost; merged host processes ran in several.
+  if (r.engine != "hosts") files.emplace_back("cost.csv", run_cost_csv(r.events, r.link_hops, r.wall_ns));
+  for (const auto& [name, text] : files) {
     const auto path = std::filesystem::path(dir) / name;
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     f << text;

@@ -43,13 +43,16 @@ run() {
     echo "$name: rocemu-sim failed:"; tail -20 "$tmp/$name.txt"; exit 1
   fi
   t1=$(date +%s.%N)
-  local line
-  line=$(grep -E "link-hops [0-9]+ \(" "$tmp/$name.txt") || { echo "$name: no link-hops line"; cat "$tmp/$name.txt"; exit 1; }
-  LHPS=$(sed -E 's/.*link-hops [0-9]+ \(([0-9.]+) M\/s\).*/\1/' <<<"$line")
+  # The run's cost.csv (docs/workload_runs.md): metric,value rows.
+  local cost=$tmp/$name/cost.csv
+  [ -s "$cost" ] || { echo "$name: no $cost"; cat "$tmp/$name.txt"; exit 1; }
+  value() { awk -F, -v k="$1" '$1 == k { print $2; found = 1 } END { exit !found }' "$cost" ||
+              { echo "$name: no $1 in $cost" >&2; exit 1; }; }
   local hops events rss
-  hops=$(sed -E 's/.*link-hops ([0-9]+) .*/\1/' <<<"$line")
-  events=$(sed -E 's/.*events ([0-9]+) \(([0-9.]+) M\/s\).*/\1 (\2 M\/s)/' <<<"$line")
-  rss=$(sed -E 's/.*peak RSS ([0-9]+) MiB.*/\1/' <<<"$line")
+  hops=$(value link_hops)
+  LHPS=$(awk -v v="$(value link_hops_per_s)" 'BEGIN { printf "%.2f", v / 1e6 }')
+  events="$(value events) ($(awk -v v="$(value events_per_s)" 'BEGIN { printf "%.2f", v / 1e6 }') M/s)"
+  rss=$(awk -v v="$(value peak_rss_bytes)" 'BEGIN { printf "%.0f", v / 1048576 }')
   grep -q "all finished: yes" "$tmp/$name.txt" || { echo "$name: not every flow finished"; tail -20 "$tmp/$name.txt"; exit 1; }
   printf '%-28s %12s link-hops  %7s M link-hops/s  events %-22s peak RSS %5s MiB  (%.1f s wall)\n' \
     "$name" "$hops" "$LHPS" "$events" "$rss" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"

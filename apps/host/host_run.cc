@@ -251,7 +251,7 @@ int run_host(const fabric::RunConfig& cfg, const HostOptions& o) {
                  static_cast<unsigned long long>(r.flows_failed));
   std::fputs(fabric::workload_text(r).c_str(), stdout);
   fabric::write_workload_files(r, o.out_dir);
-  std::fputs(fabric::workload_files_line(o.out_dir).c_str(), stdout);
+  std::fputs(fabric::workload_files_line(r, o.out_dir).c_str(), stdout);
   if (!r.all_finished)
     std::fprintf(stderr, "rocemu-host: %s: %llu flows unfinished, %llu failed\n", o.host.c_str(),
                  static_cast<unsigned long long>(r.summary.flows_unfinished),

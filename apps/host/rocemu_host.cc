@@ -25,7 +25,7 @@ int merge(const fabric::RunConfig& cfg, const apps::HostOptions& o) {
       apps::merge_host_results(fabric::workload_size_bins(wcfg), cfg.seed, parts);
   std::fputs(fabric::workload_text(r).c_str(), stdout);
   fabric::write_workload_files(r, o.merge_out);
-  std::fputs(fabric::workload_files_line(o.merge_out).c_str(), stdout);
+  std::fputs(fabric::workload_files_line(r, o.merge_out).c_str(), stdout);
   return fabric::workload_exit_status(r);
 }
 

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -169,6 +170,24 @@ TEST(WorkloadJobSim, OneSeedWritesByteIdenticalResultFiles) {
     EXPECT_GT(a.size(), 100u) << f;
     EXPECT_EQ(a, slurp(dir / "b" / f)) << f;
   }
+  // cost.csv: what each run cost (wall time and memory differ); its counts do not.
+  const auto rows = [&](const char* run) {
+    std::map<std::string, std::string> m;
+    std::istringstream in(slurp(dir / run / "cost.csv"));
+    std::string line;
+    std::getline(in, line);
+    EXPECT_EQ(line, "metric,value");
+    while (std::getline(in, line)) m[line.substr(0, line.find(','))] = line.substr(line.find(',') + 1);
+    return m;
+  };
+  const auto ca = rows("a"), cb = rows("b");
+  for (const char* k :
+       {"events", "link_hops", "wall_ns", "events_per_s", "link_hops_per_s", "peak_rss_bytes"})
+    EXPECT_EQ(ca.count(k), 1u) << k;
+  EXPECT_EQ(ca.at("events"), cb.at("events"));
+  EXPECT_EQ(ca.at("link_hops"), cb.at("link_hops"));
+  EXPECT_GT(std::stoull(ca.at("link_hops")), 1000u);
+  EXPECT_GT(std::stoull(ca.at("peak_rss_bytes")), 1u << 20);
   std::filesystem::remove_all(dir);
 }
 
