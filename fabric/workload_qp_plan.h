@@ -59,6 +59,8 @@ class WorkloadQpPlan final : public workload::LaneTransport {
   void drain_receives(uint32_t h) noexcept;
   /// Up to `n` requester completions of host h into `wc`; returns how many.
   int poll_completions(uint32_t h, ibv_wc* wc, int n) noexcept;
+  /// Completions waiting in host h's CQs (0: drain_receives and poll_completions find none).
+  uint32_t completions_waiting(uint32_t h) const noexcept { return host(h).completions_waiting(); }
 
   // workload::LaneTransport
   bool post(const workload::FlowSpec& f, uint32_t a, uint32_t b, uint32_t src_qpn,

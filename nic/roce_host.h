@@ -169,6 +169,9 @@ class RoceHost final : public rocemu::Node {
   void on_timer(TimeNs now) noexcept override;
 
   const NicCounters& counters() const noexcept { return counters_; }
+  /// Completions waiting in all of this host's CQs: a poller with nothing to reap need not
+  /// read any CQ (at 1,024 hosts each CQ read is a cache miss).
+  uint32_t completions_waiting() const noexcept { return wc_waiting_; }
   /// The transport (transport_name(), e.g. "UD") of the last packet dropped as
   /// kWrongTransport or kUnsupportedTransport; "none" before any.
   const char* last_foreign_transport() const noexcept;
@@ -323,6 +326,7 @@ class RoceHost final : public rocemu::Node {
   std::vector<uint32_t> free_qps_;  // indices of destroyed QPs (reused by create_qp)
   int32_t gsi_slot_ = -1;           // the slot of QP1 (QpInitAttr::gsi), -1 if none
   uint32_t live_qps_ = 0;
+  uint32_t wc_waiting_ = 0;  // completions in all CQs (beside the counters every packet updates)
   NicCounters counters_;
   uint16_t ip_id_ = 0;
   uint32_t rr_next_ = 0;  // round-robin start among QPs for data

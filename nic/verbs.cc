@@ -421,7 +421,10 @@ int RoceHost::modify_qp(uint32_t qpn, const ibv_qp_attr& attr, int mask) {
 }
 
 void RoceHost::push_wc(uint32_t cq, const ibv_wc& wc) noexcept {
-  if (!cqs_[cq].push(wc)) ++counters_.cq_overflows;
+  if (cqs_[cq].push(wc))
+    ++wc_waiting_;
+  else
+    ++counters_.cq_overflows;
 }
 
 void RoceHost::complete_send_wqe(Qp& qp, SendWqe& w, ibv_wc_status status) noexcept {
@@ -588,6 +591,7 @@ int RoceHost::poll_cq(uint32_t cq_id, int n, ibv_wc* wc) noexcept {
   CompletionQueue& cq = cqs_[cq_id];
   int got = 0;
   while (got < n && cq.count > 0) wc[got++] = cq.pop();
+  wc_waiting_ -= static_cast<uint32_t>(got);
   return got;
 }
 

@@ -10,6 +10,7 @@ StartQueue::StartQueue(const WorkloadConfig& cfg, uint64_t run_seed, size_t num_
     : gen_(cfg, run_seed),
       host_of_node_(host_index_by_node(cfg.hosts, num_nodes)),
       due_(cfg.hosts.size()),
+      head_ns_(cfg.hosts.size(), kNever),
       local_(local_host) {}
 
 void StartQueue::pull(TimeNs now, TimeNs lookahead_ns) {
@@ -21,7 +22,9 @@ void StartQueue::pull(TimeNs now, TimeNs lookahead_ns) {
     last_start_ns_ = f.start_ns;
     const int32_t h = host_of_node_[f.src];
     if (local_ >= 0 && h != local_) continue;
-    due_[static_cast<size_t>(h)].push_back(f);
+    auto& q = due_[static_cast<size_t>(h)];
+    if (q.empty()) head_ns_[static_cast<size_t>(h)] = f.start_ns;
+    q.push_back(f);
     ++pulled_;
   }
 }
@@ -31,6 +34,7 @@ bool StartQueue::pop_due(uint32_t h, TimeNs now, FlowSpec& out) noexcept {
   if (q.empty() || q.front().start_ns > now) return false;
   out = q.front();
   q.pop_front();
+  head_ns_[h] = q.empty() ? kNever : q.front().start_ns;
   return true;
 }
 

@@ -382,6 +382,40 @@ TEST(ElidedPayload, SameCompletionsAtTheSameTimesButNoBytesMovedExceptAtomics) {
   EXPECT_EQ(elided.fetched, 5u);
 }
 
+// completions_waiting() is what the host's CQs hold, whichever CQ (a poller skips reading
+// them when it is 0): completions add to it, polls take from it.
+TEST(Completions, WaitingCountsWhatEveryCqHolds) {
+  nic::NicParams p;
+  HostPair hp(p);
+  std::vector<uint8_t> a = pattern(3000, 4), b(3000, 0), r(3000, 0);
+  const auto amr = hp.reg(0, a), bmr = hp.reg(1, b), rmr = hp.reg(1, r);
+  EXPECT_EQ(hp.host[0]->completions_waiting(), 0u);
+  ibv_recv_wr rwr{};
+  ibv_sge rs{rmr.addr, 3000, rmr.lkey};
+  rwr.sg_list = &rs;
+  rwr.num_sge = 1;
+  ASSERT_EQ(hp.host[1]->post_recv(hp.qpn[1], &rwr, nullptr), 0);
+  ibv_sge s{amr.addr, 1000, amr.lkey};
+  for (uint64_t i = 0; i < 3; ++i) {
+    auto w = make_wr(i, IBV_WR_RDMA_WRITE, &s, 1, bmr.addr, bmr.rkey);
+    ASSERT_EQ(hp.host[0]->post_send(hp.qpn[0], &w, nullptr), 0);
+  }
+  auto snd = make_wr(3, IBV_WR_SEND, &s, 1);
+  ASSERT_EQ(hp.host[0]->post_send(hp.qpn[0], &snd, nullptr), 0);
+  ASSERT_TRUE(hp.wire->run_until(
+      [&] { return hp.host[0]->completions_waiting() == 4 && hp.host[1]->completions_waiting() == 1; },
+      10 * kNsPerMs));
+  ibv_wc wc[4];
+  EXPECT_EQ(hp.host[0]->poll_cq(hp.cq[0], 3, wc), 3);
+  EXPECT_EQ(hp.host[0]->completions_waiting(), 1u);
+  EXPECT_EQ(hp.host[0]->poll_cq(hp.cq[0], 4, wc), 1);
+  EXPECT_EQ(hp.host[0]->completions_waiting(), 0u);
+  EXPECT_EQ(hp.host[0]->poll_cq(hp.cq[0], 4, wc), 0);
+  EXPECT_EQ(hp.host[1]->poll_cq(hp.cq[1], 4, wc), 1);
+  EXPECT_EQ(wc[0].opcode, IBV_WC_RECV);
+  EXPECT_EQ(hp.host[1]->completions_waiting(), 0u);
+}
+
 // Header-only mbufs are for eliding hosts: a host that copies payloads refuses them at
 // construction, an eliding one refuses UD QPs (datagrams move in full), and a host that
 // copies payloads drops a frame whose mbuf holds fewer bytes than its length, counted.

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace rocemu::workload {
@@ -63,13 +64,24 @@ TEST(StartQueue, EachHostGetsItsFlowsInGeneratorOrderAtTheirStartShiftedByTheOri
   q.pull(1000, 60 * kUs);  // everything
   std::vector<FlowSpec> got;
   FlowSpec f;
+  // next_start(h) against a model: the start of host h's first flow not yet handed out.
+  const auto model_next = [&](uint32_t h) {
+    TimeNs t = kNever;
+    for (const FlowSpec& w : want) {
+      const bool handed = std::any_of(got.begin(), got.end(), [&](const FlowSpec& g) { return g.id == w.id; });
+      if (w.src == 20 + h && !handed) t = std::min(t, w.start_ns + 1000);
+    }
+    return t;
+  };
   for (TimeNs now = 0; now <= 60 * kUs + 1000; now += 500) {
     for (uint32_t h = 0; h < 4; ++h) {
+      EXPECT_EQ(q.next_start(h), model_next(h)) << "host " << h << " at " << now;
       while (q.pop_due(h, now, f)) {  // at the first poll at or after its start
         EXPECT_LE(f.start_ns, now);
         EXPECT_GT(f.start_ns + 500, now);
         got.push_back(f);
       }
+      EXPECT_EQ(q.next_start(h), model_next(h)) << "host " << h << " at " << now;
     }
   }
   ASSERT_EQ(got.size(), want.size());
