@@ -27,6 +27,7 @@ DcqcnHooks::DcqcnHooks(const dcqcn::DcqcnParams& params, uint64_t line_rate_bps,
       pushed_bps_(max_qps, 0) {
   // The window (window_kb) is the RoCE host's own in-flight cap on every QP.
   host.set_window_bytes(cfg_.window_bytes);
+  deadline_ = port_.next_deadline();
 }
 
 int32_t DcqcnHooks::slot(uint32_t qpn) const noexcept {
@@ -45,6 +46,7 @@ void DcqcnHooks::reset_qp(uint32_t qpn) noexcept {
   const int32_t s = slot(qpn);
   if (s < 0) return;
   port_.reset_qp(static_cast<uint32_t>(s));
+  deadline_ = port_.next_deadline();
   push_rate(static_cast<uint32_t>(s));
 }
 
@@ -64,6 +66,7 @@ void DcqcnHooks::on_cnp(uint32_t qpn, TimeNs now) noexcept {
     return;
   }
   port_.on_cnp(static_cast<uint32_t>(s), now);
+  deadline_ = port_.next_deadline();
   push_rate(static_cast<uint32_t>(s));
 }
 
@@ -74,11 +77,13 @@ void DcqcnHooks::on_data_sent(uint32_t qpn, uint32_t bytes, TimeNs now) noexcept
     return;
   }
   port_.on_sent(static_cast<uint32_t>(s), bytes, now);
+  deadline_ = port_.next_deadline();
   push_rate(static_cast<uint32_t>(s));
 }
 
 void DcqcnHooks::on_timer(TimeNs now) noexcept {
   port_.on_timer(now);
+  deadline_ = port_.next_deadline();
   // A slot's rate changes only in on_cnp, on_data_sent, reset_qp (each pushes it) and here,
   // for the slots whose timers fired. The first call pushes every slot once (their initial
   // rates), as every call did before; after that only the fired ones can differ.

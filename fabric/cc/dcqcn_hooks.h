@@ -41,7 +41,7 @@ class DcqcnHooks final : public nic::CongestionHooks {
   bool on_ce_marked(uint32_t qpn, TimeNs now) noexcept override;
   void on_cnp(uint32_t qpn, TimeNs now) noexcept override;
   void on_data_sent(uint32_t qpn, uint32_t bytes, TimeNs now) noexcept override;
-  TimeNs next_deadline() const noexcept override { return port_.next_deadline(); }
+  TimeNs next_deadline() const noexcept override { return deadline_; }
   void on_timer(TimeNs now) noexcept override;
 
   /// Forgets the RP state of `qpn` (a destroyed QP whose number a new flow reuses): line
@@ -50,7 +50,6 @@ class DcqcnHooks final : public nic::CongestionHooks {
   /// The RP's current rate of `qpn` (line rate for an unknown QP).
   double rate_bps(uint32_t qpn) const noexcept;
   const dcqcn::DcqcnPort& port() const noexcept { return port_; }
-  dcqcn::DcqcnPort& port() noexcept { return port_; }
   const dcqcn::DcqcnConfig& config() const noexcept { return cfg_; }
   const nic::RoceHost& host() const noexcept { return *host_; }
   /// [telemetry] dcqcn_interval_us: one row (dcqcn/rate_csv.h; qp = the QPN) per QP whose
@@ -63,6 +62,9 @@ class DcqcnHooks final : public nic::CongestionHooks {
   int32_t slot(uint32_t qpn) const noexcept;
   void push_rate(uint32_t slot) noexcept;
 
+  // port_.next_deadline(), refreshed after every change of the port (the NIC asks after
+  // every call; beside the vtable pointer, it costs no cache line of its own there).
+  TimeNs deadline_ = kNever;
   dcqcn::DcqcnConfig cfg_;  // before port_: the port keeps a pointer to it
   dcqcn::DcqcnPort port_;
   nic::RoceHost* host_;

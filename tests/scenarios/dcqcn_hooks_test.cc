@@ -9,6 +9,7 @@
 #include <rte_mbuf.h>
 
 #include "common/config.h"
+#include "common/rng.h"
 #include "fabric/eal.h"
 #include "nic/roce_host.h"
 #include "tests/scenarios/scenario_net.h"
@@ -63,6 +64,33 @@ TEST(DcqcnHooks, FirstCnpHalvesTheQpRate) {
   EXPECT_EQ(hooks.next_deadline(), 1000 + 55 * kNsPerUs);
   hooks.on_timer(hooks.next_deadline());
   EXPECT_DOUBLE_EQ(hooks.rate_bps(p.q(0)), (25e9 + 12.5e9) / 2);  // fast recovery
+}
+
+// The hooks keep the port's earliest RP timer at hand (the NIC asks after every call): over a
+// seeded stream of CNPs, sent bytes, timers and resets on 5 QPs it is always the port's.
+TEST(DcqcnHooks, TheDeadlineIsAlwaysThePortsEarliestTimer) {
+  Pair p;
+  DcqcnHooks hooks(scenario::dcqcn_profile("paper"), 25 * kBpsPerGbps, *p.h0);
+  Rng r(7);
+  TimeNs now = 0;
+  int timers = 0;
+  for (int i = 0; i < 4000; ++i) {
+    now += static_cast<TimeNs>(r.below(3000));
+    const auto qp = p.q(static_cast<uint32_t>(r.below(5)));
+    switch (r.below(5)) {
+      case 0: hooks.on_cnp(qp, now); break;
+      case 1: hooks.on_data_sent(qp, 4096, now); break;
+      case 2: hooks.reset_qp(qp); break;
+      case 3: (void)hooks.on_ce_marked(qp, now); break;
+      default:
+        if (hooks.next_deadline() <= now) {
+          hooks.on_timer(now);
+          ++timers;
+        }
+    }
+    ASSERT_EQ(hooks.next_deadline(), hooks.port().next_deadline()) << "step " << i;
+  }
+  EXPECT_GT(timers, 20) << "RP timers fired along the way";
 }
 
 TEST(DcqcnHooks, NpAnswersAtMostOneCePerFlowPerInterval) {
