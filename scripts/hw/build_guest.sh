@@ -109,7 +109,9 @@ cp "$HERE"/*.sh "$I/rocemu/scripts/hw/"
 cp "$SRC/scripts/hugepages.sh" "$I/rocemu/scripts/"
 cp "$SRC"/configs/hw/*.toml "$I/rocemu/configs/hw/"
 cp "$SRC/configs/workloads/FbHdp_distribution.txt" "$I/rocemu/configs/workloads/"
-for b in "${BINS[@]}"; do ln -sf "$b" "$I/rocemu/bin/$(basename "$b")"; done
+# The binaries themselves, not links to their build paths: the guest mounts a tmpfs on /tmp,
+# which would hide a build directory under /tmp (a checkout there).
+for b in "${BINS[@]}"; do mv "$I$b" "$I/rocemu/bin/$(basename "$b")"; done
 echo "$KVER" > "$I/etc/kernel-version"
 install -p -m 0755 "$HERE/guest_init.sh" "$I/init"
 install -p -m 0644 "$SRC/scripts/interop/guest_fw_cfg.sh" "$I/guest_fw_cfg.sh"
