@@ -7,8 +7,8 @@
 #include "fabric/realtime_engine.h"
 #include "fabric/virtual_engine.h"
 #include "fabric/workload_fabric.h"
-#include "nic/nic_params.h"
 #include "fabric/workload_job.h"
+#include "nic/nic_params.h"
 #include "switchsw/soft_switch.h"
 
 namespace rocemu::fabric {
