@@ -18,6 +18,9 @@ namespace rocemu::fabric {
 
 namespace {
 constexpr size_t kFailuresShown = 10;  // on stdout; failures.csv has all that were kept
+// One engine saw every link and ran the whole run; merged host processes (engine "hosts",
+// apps/host/host_merge.cc) did not: no link-hop total, no single cost.
+bool one_engine(const WorkloadResult& r) { return r.engine != "hosts"; }
 }  // namespace
 
 std::string workload_metrics_csv(const WorkloadResult& r) {
@@ -39,8 +42,8 @@ std::string workload_metrics_csv(const WorkloadResult& r) {
      << "nic_paused_ns," << r.pfc.nic_paused_ns << '\n'
      << "switch_pfc_storms," << r.pfc.switch_storms << '\n'
      << "nic_pfc_storms," << r.pfc.nic_storms << '\n';
-  // One engine saw every link; merged host processes did not (the switch counts its own).
-  if (r.engine != "hosts") os << "link_hops," << r.link_hops << '\n';
+  // Merged host processes: the switch counts its own.
+  if (one_engine(r)) os << "link_hops," << r.link_hops << '\n';
   if (r.qp_per_flow)
     os << "qps_connected," << r.qps_connected << '\n'
        << "qps_live_at_end," << r.qps_live_at_end << '\n';
@@ -56,7 +59,7 @@ std::string workload_metrics_csv(const WorkloadResult& r) {
 
 std::string workload_files_line(const WorkloadResult& r, const std::string& dir) {
   return "results: " + dir + "/flows.csv, " + dir + "/bins.csv, " + dir + "/metrics.csv, " + dir +
-         "/failures.csv" + (r.engine != "hosts" ? ", " + dir + "/cost.csv" : "") + "\n";
+         "/failures.csv" + (one_engine(r) ? ", " + dir + "/cost.csv" : "") + "\n";
 }
 
 std::string workload_failures_csv(const WorkloadResult& r) {
@@ -80,8 +83,7 @@ void write_workload_files(const WorkloadResult& r, const std::string& dir) {
       {"bins.csv", bins.str()},
       {"metrics.csv", workload_metrics_csv(r)},
       {"failures.csv", workload_failures_csv(r)}};
-  // One engine's cost; merged host processes ran in several.
-  if (r.engine != "hosts") files.emplace_back("cost.csv", run_cost_csv(r.events, r.link_hops, r.wall_ns));
+  if (one_engine(r)) files.emplace_back("cost.csv", run_cost_csv(r.events, r.link_hops, r.wall_ns));
   for (const auto& [name, text] : files) {
     const auto path = std::filesystem::path(dir) / name;
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
