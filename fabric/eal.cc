@@ -41,9 +41,9 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-// The ICRC's CRC-32 is ~4x faster on the AVX-512 VPCLMULQDQ path (DPDK-NOTES), which EAL
+// The ICRC's CRC-32 is ~4x faster on 512-bit VPCLMULQDQ lanes (DPDK-NOTES), which EAL
 // allows only with --force-max-simd-bitwidth=512: raise the limit unless the user chose
-// one, then let rte_net_crc pick (it falls back to SSE4.2 where AVX-512 is missing).
+// one, then let common/crc32.cc pick (PCLMULQDQ where AVX-512 is missing or not allowed).
 void select_crc(const EalOptions& opt) {
   if (!user_has(opt.user_args, {"--force-max-simd-bitwidth"}))
     rte_vect_set_max_simd_bitwidth(RTE_VECT_SIMD_512);

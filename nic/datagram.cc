@@ -91,8 +91,7 @@ rte_mbuf* RoceHost::ud_next(Qp& qp) noexcept {
     std::memcpy(f + at, &w.imm_be, 4);
     at += 4;
   }
-  sge_gather(w.sge.data(), w.num_sge, 0, f + at, w.length);
-  seal_frame(f);
+  seal_end(f, sge_gather(w.sge.data(), w.num_sge, 0, f + at, w.length, seal_begin(f, at)));
   ++counters_.data_packets_sent;
   qp.sq_psn = psn_add(qp.sq_psn, 1);
   qp.una_psn = qp.sq_psn;

@@ -350,7 +350,14 @@ uint32_t write_headers(uint8_t* frame, const FrameTemplate& t, uint8_t opcode, u
   return hdr;
 }
 
-void seal_frame(uint8_t* frame) noexcept {
+namespace {
+
+/// Where write_headers() put the ICRC (from the IPv4 total length or the IPv6 payload
+/// length) and how many pad bytes come before it (from the BTH).
+struct IcrcPlace {
+  uint32_t icrc_off, pad;
+};
+IcrcPlace icrc_place(const uint8_t* frame) noexcept {
   uint32_t icrc_off, bth_off;
   if (reinterpret_cast<const Ethernet*>(frame)->ethertype() == kEtherTypeIpv6) [[unlikely]] {
     icrc_off =
@@ -360,9 +367,28 @@ void seal_frame(uint8_t* frame) noexcept {
     icrc_off = kIpOff + reinterpret_cast<const Ipv4*>(frame + kIpOff)->total_length() - kIcrcBytes;
     bth_off = kBthOff;
   }
-  const uint32_t pad = reinterpret_cast<const Bth*>(frame + bth_off)->pad_count();
-  std::memset(frame + icrc_off - pad, 0, pad);
-  icrc_store(frame, icrc_off, icrc_compute(frame, kIpOff, icrc_off));
+  return {icrc_off, reinterpret_cast<const Bth*>(frame + bth_off)->pad_count()};
+}
+
+}  // namespace
+
+IcrcHead seal_begin(const uint8_t* frame, uint32_t payload_off) noexcept {
+  IcrcHead head;
+  icrc_begin(frame, kIpOff, payload_off, head);  // write_headers' layouts are always known
+  return head;
+}
+
+void seal_end(uint8_t* frame, uint32_t crc) noexcept {
+  const IcrcPlace at = icrc_place(frame);
+  uint8_t* pad = frame + at.icrc_off - at.pad;
+  std::memset(pad, 0, at.pad);
+  icrc_store(frame, at.icrc_off, crc32_update(crc, pad, at.pad));
+}
+
+void seal_frame(uint8_t* frame) noexcept {
+  const IcrcPlace at = icrc_place(frame);
+  std::memset(frame + at.icrc_off - at.pad, 0, at.pad);
+  icrc_store(frame, at.icrc_off, icrc_compute(frame, kIpOff, at.icrc_off));
 }
 
 uint16_t qp_udp_source_port(uint32_t src_qpn, uint32_t dst_qpn) noexcept {

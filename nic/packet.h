@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 
+#include "common/icrc.h"
 #include "common/topology.h"
 #include "common/wire.h"
 
@@ -77,6 +78,8 @@ struct RocePacket {
   uint32_t op_flags = 0;
   bool solicited = false, ack_req = false;
   uint8_t pad = 0;
+  /// The payload is already where the responder puts it (RoceHost::place_write_payload()).
+  bool payload_placed = false;
   uint16_t pkey = 0;
   uint32_t dqpn = 0, psn = 0;
   // Extended headers (valid when op_flags says so).
@@ -153,6 +156,12 @@ constexpr uint32_t frame_bytes(const FrameTemplate& t, uint32_t ext_bytes,
 /// Zeroes the pad bytes (count from the BTH) and stores the ICRC (position from the IPv4
 /// total length or the IPv6 payload length) of a frame written by write_headers().
 void seal_frame(uint8_t* frame) noexcept;
+/// seal_frame() in two halves around a payload that is CRC'd as it is written: seal_begin()
+/// gives the masked headers before `payload_off`; crc32_copy_after() (sge_gather) copies the
+/// payload behind them and returns the CRC; seal_end() takes that, zeroes the pad and stores
+/// the ICRC.
+IcrcHead seal_begin(const uint8_t* frame, uint32_t payload_off) noexcept;
+void seal_end(uint8_t* frame, uint32_t crc) noexcept;
 
 /// UDP source port of a QP (entropy for ECMP): 0xC000 | 14 bits of a hash of both QPNs.
 uint16_t qp_udp_source_port(uint32_t src_qpn, uint32_t dst_qpn) noexcept;

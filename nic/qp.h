@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/icrc.h"
 #include "common/time_ns.h"
 #include "nic/packet.h"
 
@@ -158,21 +159,28 @@ struct Ring {
   const T& at(uint32_t index) const noexcept { return slots[index % slots.size()]; }
 };
 
-/// Copies `len` bytes starting `off` bytes into the SGE list to `dst` (gather). The SGEs
-/// were validated against their regions when posted.
-inline void sge_gather(const ibv_sge* sge, int num_sge, uint32_t off, uint8_t* dst,
-                       uint32_t len) noexcept {
+/// Copies `len` bytes starting `off` bytes into the SGE list to `dst` (gather) and returns
+/// the CRC of `head` and them (crc32_copy_after: one pass over the payload). The SGEs were
+/// validated against their regions when posted.
+inline uint32_t sge_gather(const ibv_sge* sge, int num_sge, uint32_t off, uint8_t* dst,
+                           uint32_t len, const IcrcHead& head) noexcept {
+  uint32_t crc = 0;
+  bool started = false;
   for (int i = 0; i < num_sge && len > 0; ++i) {
     if (off >= sge[i].length) {
       off -= sge[i].length;
       continue;
     }
     const uint32_t take = sge[i].length - off < len ? sge[i].length - off : len;
-    std::memcpy(dst, reinterpret_cast<const uint8_t*>(sge[i].addr) + off, take);
+    const auto* src = reinterpret_cast<const uint8_t*>(sge[i].addr) + off;
+    crc = started ? crc32_copy(crc, dst, src, take)
+                  : head.crc_with(dst, src, take);
+    started = true;
     dst += take;
     len -= take;
     off = 0;
   }
+  return started ? crc : head.crc_with(nullptr, nullptr, 0);
 }
 
 /// Copies `len` bytes from `src` to `off` bytes into the SGE list (scatter).

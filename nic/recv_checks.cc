@@ -10,6 +10,7 @@
 // receive (datagram.cc) or the congestion hooks (CNP).
 #include <cstdio>
 
+#include "common/icrc.h"
 #include "common/log.h"
 #include "common/wire.h"
 #include "nic/opcode_table.h"
@@ -28,7 +29,11 @@ void RoceHost::receive(uint8_t* frame, uint32_t len, TimeNs now) noexcept {
   if (why == RxDrop::kNone && (p.ipv6 ? !has_ipv6(p.dst_ip6) : p.dst_ip != ipv4_)) [[unlikely]]
     why = RxDrop::kNotForMe;
   if (why == RxDrop::kNone && p.pkey != 0xFFFF && p.pkey != 0x7FFF) why = RxDrop::kBadPkey;
-  if (why == RxDrop::kNone && !params_.elide_payload && !icrc_ok(p)) why = RxDrop::kIcrc;
+  if (why == RxDrop::kNone && !params_.elide_payload) {
+    const Placed placed = place_write_payload(p);
+    if (placed == Placed::kNotPlaced ? !icrc_ok(p) : placed == Placed::kIcrcBad)
+      why = RxDrop::kIcrc;
+  }
   if (why == RxDrop::kNone && p.ipv6 && !udp_checksum_ok(p)) [[unlikely]]
     why = RxDrop::kUdpChecksum;
   if (why == RxDrop::kBadOpcode && !transport_implemented(p.opcode)) [[unlikely]] {
@@ -64,6 +69,37 @@ void RoceHost::receive(uint8_t* frame, uint32_t len, TimeNs now) noexcept {
     else
       respond(*qp, p, now);
   }
+}
+
+// The payload of a WRITE is read twice on receipt, once for the ICRC and once into memory,
+// unless the two are one pass: then the bytes land before the ICRC is known. That is safe
+// only where every byte written is written again, by accepted packets, before the WRITE
+// completes: a MIDDLE or LAST (no immediate) at the expected PSN, continuing this QP's
+// WRITE in progress, within its remaining bytes, from the QP's peer. A frame that turns out
+// bad leaves the PSN where it was, so the resent packet, or the ones after it, overwrite
+// the same bytes; RDMA gives the contents of a WRITE's target no meaning before its
+// completion. Every other packet has its ICRC checked first, as before. respond_write()
+// repeats all checks and skips the copy.
+RoceHost::Placed RoceHost::place_write_payload(RocePacket& p) noexcept {
+  if ((p.opcode != wire::kRcWriteMiddle && p.opcode != wire::kRcWriteLast) || p.payload_len == 0)
+    return Placed::kNotPlaced;
+  Qp* qp = find_qp(p.dqpn);
+  if (!qp || qp->qp_type != IBV_QPT_RC || !opcode_legal_in_state(p.opcode, qp->state) ||
+      p.ipv6 != qp->ipv6 || (p.ipv6 ? p.src_ip6 != qp->dest_ip6 : p.src_ip != qp->dest_ip) ||
+      p.psn != qp->epsn || !op_sequence_ok(qp->prev_opcode, p.opcode) || !qp->write_va ||
+      p.payload_len > qp->write_remaining || p.payload_len > qp->mtu_bytes ||
+      (p.opcode == wire::kRcWriteMiddle ? p.payload_len != qp->mtu_bytes
+                                        : p.payload_len != qp->write_remaining))
+    return Placed::kNotPlaced;
+  IcrcHead head;
+  if (!icrc_begin(p.frame, p.ip_off, p.payload_off, head)) return Placed::kNotPlaced;
+  uint32_t crc = head.crc_with(reinterpret_cast<uint8_t*>(qp->write_va), p.frame + p.payload_off,
+                               p.payload_len);
+  const uint32_t end = p.payload_off + p.payload_len;
+  crc = crc32_update(crc, p.frame + end, p.icrc_off - end);  // the pad
+  if (crc != icrc_load(p.frame, p.icrc_off)) return Placed::kIcrcBad;
+  p.payload_placed = true;
+  return Placed::kIcrcGood;
 }
 
 Qp* RoceHost::check_packet(const RocePacket& p, TimeNs now) noexcept {

@@ -152,8 +152,8 @@ rte_mbuf* RoceHost::requester_next(Qp& qp, TimeNs now) noexcept {
     at += 4;
   }
   if (!params_.elide_payload) {
-    sge_gather(w.sge.data(), w.num_sge, qp.send_offset, f + at, payload);
-    seal_frame(f);
+    seal_end(f, sge_gather(w.sge.data(), w.num_sge, qp.send_offset, f + at, payload,
+                           seal_begin(f, at)));
   }
 
   // Retransmission accounting: a PSN at or before the highest one sent is a resend.

@@ -13,6 +13,7 @@
 
 #include <cstring>
 
+#include "common/icrc.h"
 #include "nic/opcode_table.h"
 #include "nic/psn.h"
 #include "nic/roce_host.h"
@@ -112,8 +113,8 @@ rte_mbuf* RoceHost::responder_read_next(Qp& qp) noexcept {
   // A zero-length READ names no memory (IBTA C9-88: its R_Key and VA are not checked), so
   // there is nothing to copy and job.addr may be anything, null included.
   if (!params_.elide_payload) {
-    if (n != 0) std::memcpy(f + at, job.addr + off, n);
-    seal_frame(f);
+    const IcrcHead head = seal_begin(f, at);
+    seal_end(f, n != 0 ? head.crc_with(f + at, job.addr + off, n) : head.crc_with(nullptr, nullptr, 0));
   }
   ++counters_.read_responses_sent;
   if (++job.pkts_sent == job.npkts) ++qp.reads.head;
@@ -336,7 +337,7 @@ bool RoceHost::respond_write(Qp& qp, const RocePacket& p) noexcept {
     queue_nak(qp, static_cast<uint8_t>(kSynRnr | qp.min_rnr_timer), p.psn);
     return false;
   }
-  if (p.payload_len != 0 && !params_.elide_payload)
+  if (p.payload_len != 0 && !params_.elide_payload && !p.payload_placed)
     std::memcpy(reinterpret_cast<uint8_t*>(qp.write_va), p.frame + p.payload_off, p.payload_len);
   qp.write_va += p.payload_len;
   qp.write_remaining -= p.payload_len;

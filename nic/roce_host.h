@@ -222,6 +222,11 @@ class RoceHost final : public rocemu::Node {
   void receive(uint8_t* frame, uint32_t len, TimeNs now) noexcept;
   void receive_mac_control(const uint8_t* frame, uint32_t len, TimeNs now) noexcept;
   Qp* check_packet(const RocePacket& p, TimeNs now) noexcept;
+  /// Receive's ICRC check for a WRITE MIDDLE/LAST that continues the message in progress
+  /// (see recv_checks.cc): copies the payload into the MR while computing the ICRC.
+  /// kNotPlaced: the packet is not one of those (check the ICRC as usual).
+  enum class Placed : uint8_t { kNotPlaced, kIcrcGood, kIcrcBad };
+  Placed place_write_payload(RocePacket& p) noexcept;
   // requester.cc
   bool requester_has_work(const Qp& qp) const noexcept;
   uint32_t send_window(const Qp& qp) const noexcept;
