@@ -387,8 +387,7 @@ void seal_end(uint8_t* frame, uint32_t crc) noexcept {
 
 void seal_frame(uint8_t* frame) noexcept {
   const IcrcPlace at = icrc_place(frame);
-  std::memset(frame + at.icrc_off - at.pad, 0, at.pad);
-  icrc_store(frame, at.icrc_off, icrc_compute(frame, kIpOff, at.icrc_off));
+  seal_end(frame, icrc_compute(frame, kIpOff, at.icrc_off - at.pad));
 }
 
 uint16_t qp_udp_source_port(uint32_t src_qpn, uint32_t dst_qpn) noexcept {
