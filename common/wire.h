@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -100,14 +101,24 @@ struct Ipv4 {
   uint32_t dst() const noexcept { return detail::get32(dst_be); }
   void set_dst(uint32_t v) noexcept { detail::put32(dst_be, v); }
 
-  /// RFC 791 header checksum over the 20-byte header (checksum field taken as 0).
+  /// RFC 791 header checksum over the 20-byte header (checksum field taken as 0): the one's
+  /// complement of the one's complement sum of its 16-bit words. Summed 32 bits at a time in
+  /// the CPU's byte order and swapped at the end (RFC 1071 2(B), 2(C): the sum does not
+  /// depend on byte order, and carries out of 16 bits fold back in the same).
   uint16_t compute_checksum() const noexcept {
-    const auto* p = reinterpret_cast<const uint8_t*>(this);
-    uint32_t sum = 0;
-    for (int i = 0; i < 20; i += 2)
-      if (i != 10) sum += detail::get16(p + i);
-    while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-    return static_cast<uint16_t>(~sum);
+    uint32_t w[5];
+    std::memcpy(w, this, sizeof w);
+    // Bytes 10-11 (the checksum) are the high half of word 2 on a little-endian CPU.
+    constexpr uint32_t kNoChecksum =
+        std::endian::native == std::endian::little ? 0x0000ffffu : 0xffff0000u;
+    uint64_t sum = uint64_t{w[0]} + w[1] + (w[2] & kNoChecksum) + w[3] + w[4];
+    sum = (sum & 0xffffffffu) + (sum >> 32);  // <= 2^32 + 3
+    sum = (sum & 0xffff) + (sum >> 16);       // < 2^17
+    sum = (sum & 0xffff) + (sum >> 16);       // <= 2^16
+    sum = (sum & 0xffff) + (sum >> 16);       // < 2^16
+    auto folded = static_cast<uint16_t>(sum);
+    if constexpr (std::endian::native == std::endian::little) folded = __builtin_bswap16(folded);
+    return static_cast<uint16_t>(~folded);
   }
   /// Rewrites the checksum after a change of `tos` (RFC 1624 incremental update).
   void set_tos_update_checksum(uint8_t new_tos) noexcept {

@@ -311,6 +311,7 @@ FrameTemplate make_template(const FrameAddress& a) noexcept {
     ip->set_src(a.src_ip);
     ip->set_dst(a.dst_ip);
     t.header_bytes = kRoceHeadersBytes;
+    t.ip_sum = static_cast<uint16_t>(~ip->compute_checksum());  // length, id, checksum: 0
   }
   auto* udp = reinterpret_cast<Udp*>(f + udp_off);
   udp->set_src_port(a.udp_sport);
@@ -332,9 +333,15 @@ uint32_t write_headers(uint8_t* frame, const FrameTemplate& t, uint8_t opcode, u
   uint32_t udp_off;
   if (hdr == kRoceHeadersBytes) [[likely]] {
     auto* ip = reinterpret_cast<Ipv4*>(frame + kIpOff);
-    ip->set_total_length(static_cast<uint16_t>(len - kIpOff));
+    const auto total_length = static_cast<uint16_t>(len - kIpOff);
+    ip->set_total_length(total_length);
     ip->set_id(ip_id);
-    ip->set_checksum(ip->compute_checksum());
+    // compute_checksum() of the header just written, from the template's sum plus the two
+    // fields (reading the frame back would wait for the stores just made to it).
+    uint32_t sum = uint32_t{t.ip_sum} + total_length + ip_id;
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    ip->set_checksum(static_cast<uint16_t>(~sum));
     udp_off = kUdpOff;
   } else {
     udp_off = kUdp6Off;

@@ -117,6 +117,9 @@ uint16_t udp_checksum_ipv6(const uint8_t* frame) noexcept;
 struct FrameTemplate {
   std::array<uint8_t, wire::kRoce6HeadersBytes> bytes{};
   uint8_t header_bytes = wire::kRoceHeadersBytes;  // 54 (IPv4) or 74 (IPv6)
+  /// IPv4: the one's complement sum (folded to 16 bits) of the header's words without total
+  /// length, identification and checksum (zero in `bytes`): write_headers() adds those two.
+  uint16_t ip_sum = 0;
 };
 
 struct FrameAddress {

@@ -58,6 +58,32 @@ TEST(Wire, Ipv4ChecksumAndIncrementalEcnUpdateAgree) {
   EXPECT_EQ(ip.checksum(), ip.compute_checksum());
 }
 
+// The checksum against RFC 791's definition, word by word in network order, over headers of
+// random bytes and the edge cases (all zero, all ones, sums that carry out of 16 bits twice).
+TEST(Wire, Ipv4ChecksumIsTheOnesComplementSumOfTheWords) {
+  const auto reference = [](const Ipv4& ip) {
+    const auto* p = reinterpret_cast<const uint8_t*>(&ip);
+    uint32_t sum = 0;
+    for (int i = 0; i < 20; i += 2)
+      if (i != 10) sum += static_cast<uint32_t>(p[i] << 8 | p[i + 1]);
+    while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+    return static_cast<uint16_t>(~sum);
+  };
+  uint64_t x = 0x9e3779b97f4a7c15ULL;
+  for (int run = 0; run < 100000; ++run) {
+    Ipv4 ip{};
+    auto* p = reinterpret_cast<uint8_t*>(&ip);
+    if (run == 1) std::memset(p, 0xff, sizeof ip);
+    if (run == 2) std::memset(p, 0x80, sizeof ip);
+    for (size_t i = 0; run > 2 && i < sizeof ip; ++i) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      // Bytes biased to 0xff in half the runs so that sums carry often.
+      p[i] = static_cast<uint8_t>(run % 2 ? x | 0xf0 : x);
+    }
+    ASSERT_EQ(ip.compute_checksum(), reference(ip)) << "run " << run;
+  }
+}
+
 TEST(Wire, PfcFrameLayoutMatches8021Qbb) {
   PfcFrame f{};
   f.set_opcode(kPfcOpcode);

@@ -251,6 +251,30 @@ TEST(Packet, BuildThenParseRoundTripsEveryField) {
   EXPECT_FALSE(icrc_ok(p));
 }
 
+TEST(Packet, HeaderChecksumFromTheTemplateIsTheChecksumOfTheHeader) {
+  // write_headers() adds the length and id to the template's sum: over random addresses,
+  // TOS, lengths and ids (ids near 0xffff make the sum carry) it must equal RFC 791's
+  // checksum of the header it wrote.
+  uint64_t x = 0x2545F4914F6CDD1DULL;
+  const auto next = [&x] { return x ^= x << 13, x ^= x >> 7, x ^= x << 17; };
+  std::vector<uint8_t> f(frame_bytes(16, 4096));
+  for (int run = 0; run < 20000; ++run) {
+    FrameAddress a;
+    a.src_ip = static_cast<uint32_t>(next());
+    a.dst_ip = run % 3 == 0 ? 0xffffffffu : static_cast<uint32_t>(next());
+    a.tos = static_cast<uint8_t>(next());
+    a.dqpn = static_cast<uint32_t>(next()) & 0xffffff;
+    const auto payload = static_cast<uint32_t>(next() % 4097);
+    const auto id = static_cast<uint16_t>(run % 2 ? 0xffff - next() % 64 : next());
+    write_headers(f.data(), make_template(a), wire::kRcWriteFirst, 7, false, false, 16,
+                  payload, id);
+    const auto* ip = reinterpret_cast<const wire::Ipv4*>(f.data() + wire::kIpOff);
+    ASSERT_EQ(ip->id(), id);
+    ASSERT_EQ(ip->total_length(), frame_bytes(16, payload) - wire::kIpOff);
+    ASSERT_EQ(ip->checksum(), ip->compute_checksum()) << "run " << run;
+  }
+}
+
 TEST(Packet, TruncatedAndGarbledFramesAreRejectedWithTheirReason) {
   std::vector<uint8_t> f(frame_bytes(0, 0));
   FrameAddress a;
