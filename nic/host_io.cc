@@ -65,9 +65,12 @@ void RoceHost::track_new_qp() {
 }
 
 void RoceHost::touch(uint32_t index) noexcept {
-  const uint64_t bit = uint64_t{1} << (index % 64);
-  ctl_candidates_[index / 64] |= bit;
-  data_candidates_[index / 64] |= bit;
+  ctl_candidates_[index / 64] |= uint64_t{1} << (index % 64);
+  touch_data(index);
+}
+
+void RoceHost::touch_data(uint32_t index) noexcept {
+  data_candidates_[index / 64] |= uint64_t{1} << (index % 64);
   if (!dirty_[index]) {
     dirty_[index] = 1;
     dirty_qps_.push_back(index);
@@ -204,14 +207,15 @@ rte_mbuf* RoceHost::tx(uint16_t /*port*/, TimeNs now) noexcept {
     if (!qp.reads.empty() && (qp.state == IBV_QPS_RTS || qp.state == IBV_QPS_RTR)) {
       wanted = true;
       m = responder_read_next(qp);
+      touch(i);  // a READ response sent may let the ACK queued behind it go
     } else if (requester_ready(qp, now)) {
       wanted = true;
       m = requester_next(qp, now);
+      touch_data(i);  // a request sent changes nothing ctl_ready() reads
     } else {
       if (!data_work(qp)) clear_bit(data_candidates_, i);
       return;
     }
-    touch(i);
     if (m) {
       rr_next_ = (i + 1) % nq;
       const uint32_t bytes = rte_pktmbuf_pkt_len(m);
@@ -276,7 +280,13 @@ void RoceHost::flush_deadlines() const noexcept {
 #ifndef NDEBUG
   // Every event ends with the engine asking for the next deadline: the QPs it touched must
   // be live (a QP with outstanding work has a packet ready or a timer armed).
+  const auto has_bit = [](const std::vector<uint64_t>& bits, uint32_t i) {
+    return (bits[i / 64] >> (i % 64)) & 1;
+  };
   for (uint32_t i : dirty_qps_) {
+    // The candidate sets hold every QP with work of their kind.
+    assert(!ctl_ready(*qps_[i]) || has_bit(ctl_candidates_, i));
+    assert(!data_work(*qps_[i]) || has_bit(data_candidates_, i));
     if (invariant_violation(*qps_[i]) == nullptr) continue;
     std::fprintf(stderr, "rocemu: RC invariant broken: %s\n", check_invariants().c_str());
     assert(!"RC liveness invariant (see the line above)");

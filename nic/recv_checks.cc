@@ -29,8 +29,10 @@ void RoceHost::receive(uint8_t* frame, uint32_t len, TimeNs now) noexcept {
   if (why == RxDrop::kNone && (p.ipv6 ? !has_ipv6(p.dst_ip6) : p.dst_ip != ipv4_)) [[unlikely]]
     why = RxDrop::kNotForMe;
   if (why == RxDrop::kNone && p.pkey != 0xFFFF && p.pkey != 0x7FFF) why = RxDrop::kBadPkey;
+  // The destination QP, looked up once for the payload's placement and check_packet().
+  Qp* const dest = why == RxDrop::kNone ? find_qp(p.dqpn) : nullptr;
   if (why == RxDrop::kNone && !params_.elide_payload) {
-    const Placed placed = place_write_payload(p);
+    const Placed placed = place_write_payload(p, dest);
     if (placed == Placed::kNotPlaced ? !icrc_ok(p) : placed == Placed::kIcrcBad)
       why = RxDrop::kIcrc;
   }
@@ -44,7 +46,7 @@ void RoceHost::receive(uint8_t* frame, uint32_t len, TimeNs now) noexcept {
     ++counters_.drops[static_cast<int>(why)];
     return;
   }
-  Qp* qp = check_packet(p, now);
+  Qp* qp = check_packet(p, dest, now);
   if (!qp) return;
   if (p.op_flags & kOpCnp) {
     ++counters_.cnps_received;
@@ -80,10 +82,9 @@ void RoceHost::receive(uint8_t* frame, uint32_t len, TimeNs now) noexcept {
 // the same bytes; RDMA gives the contents of a WRITE's target no meaning before its
 // completion. Every other packet has its ICRC checked first, as before. respond_write()
 // repeats all checks and skips the copy.
-RoceHost::Placed RoceHost::place_write_payload(RocePacket& p) noexcept {
+RoceHost::Placed RoceHost::place_write_payload(RocePacket& p, const Qp* qp) noexcept {
   if ((p.opcode != wire::kRcWriteMiddle && p.opcode != wire::kRcWriteLast) || p.payload_len == 0)
     return Placed::kNotPlaced;
-  Qp* qp = find_qp(p.dqpn);
   if (!qp || qp->qp_type != IBV_QPT_RC || !opcode_legal_in_state(p.opcode, qp->state) ||
       p.ipv6 != qp->ipv6 || (p.ipv6 ? p.src_ip6 != qp->dest_ip6 : p.src_ip != qp->dest_ip) ||
       p.psn != qp->epsn || !op_sequence_ok(qp->prev_opcode, p.opcode) || !qp->write_va ||
@@ -102,8 +103,7 @@ RoceHost::Placed RoceHost::place_write_payload(RocePacket& p) noexcept {
   return Placed::kIcrcGood;
 }
 
-Qp* RoceHost::check_packet(const RocePacket& p, TimeNs now) noexcept {
-  Qp* qp = find_qp(p.dqpn);
+Qp* RoceHost::check_packet(const RocePacket& p, Qp* qp, TimeNs now) noexcept {
   RxDrop why = RxDrop::kNone;
   // The opcode's transport must be the QP's (rxe_recv.c check_type_state); a CNP goes to
   // any connected QP.

@@ -221,12 +221,15 @@ class RoceHost final : public rocemu::Node {
   // recv_checks.cc
   void receive(uint8_t* frame, uint32_t len, TimeNs now) noexcept;
   void receive_mac_control(const uint8_t* frame, uint32_t len, TimeNs now) noexcept;
-  Qp* check_packet(const RocePacket& p, TimeNs now) noexcept;
+  /// The checks of a parsed, ICRC-checked packet against its destination QP `qp` (the QP of
+  /// p.dqpn, nullptr if there is none): the QP, or nullptr once the drop is counted.
+  Qp* check_packet(const RocePacket& p, Qp* qp, TimeNs now) noexcept;
   /// Receive's ICRC check for a WRITE MIDDLE/LAST that continues the message in progress
-  /// (see recv_checks.cc): copies the payload into the MR while computing the ICRC.
-  /// kNotPlaced: the packet is not one of those (check the ICRC as usual).
+  /// on `qp` (p.dqpn's QP or nullptr; see recv_checks.cc): copies the payload into the MR
+  /// while computing the ICRC. kNotPlaced: the packet is not one of those (check the ICRC
+  /// as usual).
   enum class Placed : uint8_t { kNotPlaced, kIcrcGood, kIcrcBad };
-  Placed place_write_payload(RocePacket& p) noexcept;
+  Placed place_write_payload(RocePacket& p, const Qp* qp) noexcept;
   // requester.cc
   bool requester_has_work(const Qp& qp) const noexcept;
   uint32_t send_window(const Qp& qp) const noexcept;
@@ -309,7 +312,11 @@ class RoceHost final : public rocemu::Node {
                                 uint8_t*& frame) noexcept;
   void account_tx(rte_mbuf* m) noexcept;
   void track_new_qp();
+  /// Marks QP `index` for re-examination after a change: its send candidacy (control and
+  /// data) and its deadlines. touch_data(): data candidacy and deadlines only, for a change
+  /// that cannot make control work ready (see ctl_ready()).
   void touch(uint32_t index) noexcept;
+  void touch_data(uint32_t index) noexcept;
   bool data_work(const Qp& qp) const noexcept;
   const char* invariant_violation(const Qp& qp) const noexcept;
   TimeNs qp_deadline(const Qp& qp) const noexcept;
@@ -343,7 +350,8 @@ class RoceHost final : public rocemu::Node {
   std::vector<std::unique_ptr<Qp>> qps_;  // index = qp_slot(qpn)
   // Work tracking, so that tx(), next_deadline() and on_timer() do not scan every QP. Every
   // change of a QP goes through touch(index) (find_qp, tx, on_timer), which marks it a
-  // candidate for both transmit loops and queues its deadlines for recomputation. The
+  // candidate for both transmit loops and queues its deadlines for recomputation (a request
+  // sent, which cannot make control work ready, marks data only: touch_data). The
   // candidate bit sets (one bit per QP index) are supersets of the QPs with control work or
   // data work: tx() clears the bit of a QP it finds without (no passage of time alone brings
   // it back). on_timer() visits the QPs whose earliest timer (retransmit, RNR hold, pacer
