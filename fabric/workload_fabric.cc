@@ -23,7 +23,7 @@ WorkloadFabric::WorkloadFabric(const RunConfig& cfg, const workload::WorkloadCon
       cfg_(cfg),
       wcfg_(wcfg),
       host_index_(workload::host_index_by_node(wcfg.hosts, cfg.topology.topology.nodes().size())),
-      regions_(workload_region_bytes(wcfg), opt.sink),
+      regions_(workload_region_bytes(wcfg), opt.sink, !opt.elide_payload),
       plan_(cfg, wcfg, hosts_, cc_of_, regions_, opt.local_host),
       lanes_(wcfg.hosts, cfg.topology.topology.nodes().size(), per_flow_, plan_),
       starts_(wcfg, cfg.seed, cfg.topology.topology.nodes().size(), opt.local_host),

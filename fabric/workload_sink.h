@@ -10,25 +10,29 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 namespace rocemu::fabric {
 
-/// The source (filled with 0x5a) and the sink of `bytes` each. The sink is `shared_sink`
+/// The source and the sink of `bytes` each. The source is filled with 0x5a if `fill_source`;
+/// else (frames that carry their payload's length only, NicParams::elide_payload) nothing
+/// reads it and its pages are never touched. The sink is `shared_sink`
 /// (map_shared_sink_region's mapping; it must outlive this) or, if null, a private zeroed
-/// buffer.
+/// mapping (pages touched only where written). Throws std::runtime_error if memory cannot be
+/// mapped.
 class WorkloadRegions {
  public:
-  WorkloadRegions(uint64_t bytes, uint8_t* shared_sink);
+  WorkloadRegions(uint64_t bytes, uint8_t* shared_sink, bool fill_source = true);
+  ~WorkloadRegions();
   WorkloadRegions(const WorkloadRegions&) = delete;
   WorkloadRegions& operator=(const WorkloadRegions&) = delete;
 
-  uint8_t* source() noexcept { return source_.data(); }
+  uint8_t* source() noexcept { return source_; }
   uint8_t* sink() noexcept { return sink_; }
   uint64_t bytes() const noexcept { return bytes_; }
 
  private:
-  std::vector<uint8_t> source_, private_sink_;
+  uint8_t* source_ = nullptr;
+  uint8_t* private_sink_ = nullptr;
   uint8_t* sink_;
   uint64_t bytes_;
 };
