@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/rng.h"
+
 namespace rocemu::wire {
 
 TEST(Wire, BthRoundTripsEveryField) {
@@ -69,14 +71,14 @@ TEST(Wire, Ipv4ChecksumIsTheOnesComplementSumOfTheWords) {
     while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
     return static_cast<uint16_t>(~sum);
   };
-  uint64_t x = 0x9e3779b97f4a7c15ULL;
+  Rng rng(15);
   for (int run = 0; run < 100000; ++run) {
     Ipv4 ip{};
     auto* p = reinterpret_cast<uint8_t*>(&ip);
     if (run == 1) std::memset(p, 0xff, sizeof ip);
     if (run == 2) std::memset(p, 0x80, sizeof ip);
     for (size_t i = 0; run > 2 && i < sizeof ip; ++i) {
-      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      const uint64_t x = rng.next();
       // Bytes biased to 0xff in half the runs so that sums carry often.
       p[i] = static_cast<uint8_t>(run % 2 ? x | 0xf0 : x);
     }
