@@ -8,18 +8,22 @@
 // less the first step's zero padding (h_v is the 9 features and 15 zeros: N x 15 x 72).
 // Paper's Clos (N = 40, E = 96): 0.53 M. K=16 fat tree (N = 5,120, E = 65,536, 12.8 ingress
 // neighbours per agent): 129 M, 25.2 k per agent, of which 14.7 k in edge messages; at 16 FMA
-// lanes per cycle that is >= 1,574 cycles per agent per step whatever the data layout.
+// lanes per cycle (two 256-bit FMA pipes) that is >= 1,574 cycles per agent per step whatever
+// the data layout, at 32 (two 512-bit pipes, the AVX-512 build on Zen 5) >= 787.
 // ACC: per agent 12 x 32 + 32 x 120 = 4.2 k multiply-adds on 17.5 KB of its own weights, so
 // with thousands of ports the pass streams its weights from memory.
 //
 // Summation order: every output is its bias, then its inputs' products in ascending input
-// order (one FMA each in the AVX2 build); skipped inputs are exact zeros. The min and max
+// order (one FMA each in the AVX2 and AVX-512 builds, so both give the same bits); skipped
+// inputs are exact zeros. The min and max
 // of a receiver fold its messages in edge order. So the values do not depend on the tiling.
 #include "agent/fast_mpnn.h"
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 namespace rocemu::agent {
 
@@ -91,6 +95,169 @@ template <int In, int Out, int kRows, bool kRelu, int kZeroFrom = In, int kZeroT
   }
 }
 
+// The AVX-512 build's dense layers: 16-float vectors over the wide weight layout, where a
+// layer's row (each input's weights, then the bias) is Out = 16 A + 8 B floats padded to whole
+// vectors: its A vectors as they are, then, if B = 1 (every 24-wide layer, and the 120
+// Q-values), the last 8 weights each twice, (t0, t0, t1, t1, ..., t7, t7). A row of a tile
+// takes its A vectors alone; the last 8 outputs of two rows 2p, 2p + 1 share one vector,
+// lane 2j for row 2p and 2j + 1 for row 2p + 1, whose input is the two rows' inputs as one
+// broadcast 64-bit pair: the tile's input rows are interleaved in pairs once per layer, so the
+// inner loop has no shuffle. A tile of 8 rows of 24 outputs is then 12 FMAs per input, the ideal
+// 96 lanes (the 8-float build: 24 FMAs). A lone row takes its tail the same way with its input
+// broadcast (both lanes of a pair compute the same output). Each output is still its bias, then
+// one FMA per input in ascending order: the values are the AVX2 build's, bit for bit.
+using v16f = float __attribute__((vector_size(64)));
+using v8d = double __attribute__((vector_size(64)));
+
+template <int Out>
+constexpr int kWideRow = (Out + 15) / 16 * 16;
+
+[[gnu::always_inline]] inline v16f load16(const float* p) noexcept {
+  v16f v;
+  __builtin_memcpy(&v, p, sizeof(v));
+  return v;
+}
+[[gnu::always_inline]] inline void store16(float* p, v16f v) noexcept {
+  __builtin_memcpy(p, &v, sizeof(v));
+}
+// (p[0], p[1]) in every 64-bit lane: one broadcast load.
+[[gnu::always_inline]] inline v16f splat_pair(const float* p) noexcept {
+  double d;
+  __builtin_memcpy(&d, p, sizeof(d));
+  const v8d v{d, d, d, d, d, d, d, d};
+  v16f f;
+  __builtin_memcpy(&f, &v, sizeof(f));
+  return f;
+}
+
+// One pass over the inputs for whole vectors [kC0, kC0 + kG) of every row and, if kWithTail,
+// the last 8 outputs. xp: per pair of rows, its inputs interleaved (kRows > 1 with a tail).
+template <int In, int Out, int kRows, bool kRelu, int kZeroFrom, int kZeroTo, int kC0, int kG,
+          bool kWithTail>
+[[gnu::always_inline]] inline void dense_group16(const float* __restrict wt,
+                                                 const float* __restrict b,
+                                                 const float* __restrict x, size_t xs,
+                                                 const float* __restrict xp,
+                                                 float* __restrict y, size_t ys) noexcept {
+  constexpr int kS = kWideRow<Out>;  // floats per weight row
+  constexpr int kT = Out / 16 * 16;  // first tail output
+  constexpr int kPairs = kRows > 1 ? kRows / 2 : 1;
+  static_assert(kRows == 1 || kRows % 2 == 0, "the tail pairs rows");
+  static_assert(kG + (kWithTail ? 1 : 0) >= 1);
+  v16f acc[kRows][kG > 0 ? kG : 1];
+  v16f pacc[kPairs];
+#pragma GCC unroll 16
+  for (int g = 0; g < kG; ++g) {
+    const v16f init = load16(b + (kC0 + g) * 16);
+#pragma GCC unroll 16
+    for (int k = 0; k < kRows; ++k) acc[k][g] = init;
+  }
+  if constexpr (kWithTail) {
+    const v16f init = load16(b + kT);
+#pragma GCC unroll 16
+    for (int p = 0; p < kPairs; ++p) pacc[p] = init;
+  }
+  auto add = [&](int i) __attribute__((always_inline)) {
+    const float* wi = wt + static_cast<size_t>(i) * kS;
+    v16f w[kG > 0 ? kG : 1];
+#pragma GCC unroll 16
+    for (int g = 0; g < kG; ++g) w[g] = load16(wi + (kC0 + g) * 16);
+#pragma GCC unroll 16
+    for (int k = 0; k < kRows; ++k) {
+      const float xi = x[k * xs + i];
+#pragma GCC unroll 16
+      for (int g = 0; g < kG; ++g) acc[k][g] += xi * w[g];
+    }
+    if constexpr (kWithTail) {
+      const v16f wd = load16(wi + kT);
+      if constexpr (kRows > 1) {
+#pragma GCC unroll 16
+        for (int p = 0; p < kPairs; ++p) pacc[p] += splat_pair(xp + p * 2 * In + 2 * i) * wd;
+      } else {
+        pacc[0] += x[i] * wd;
+      }
+    }
+  };
+  for (int i = 0; i < kZeroFrom; ++i) add(i);
+  for (int i = kZeroTo; i < In; ++i) add(i);
+#pragma GCC unroll 16
+  for (int k = 0; k < kRows; ++k)
+#pragma GCC unroll 16
+    for (int g = 0; g < kG; ++g) {
+      v16f v = acc[k][g];
+      if constexpr (kRelu) v = v > 0.0f ? v : v16f{};
+      store16(y + k * ys + (kC0 + g) * 16, v);
+    }
+  if constexpr (kWithTail) {
+#pragma GCC unroll 16
+    for (int p = 0; p < kPairs; ++p) {
+      v16f v = pacc[p];
+      if constexpr (kRelu) v = v > 0.0f ? v : v16f{};
+      store8(y + 2 * p * ys + kT, __builtin_shufflevector(v, v, 0, 2, 4, 6, 8, 10, 12, 14));
+      if constexpr (kRows > 1)
+        store8(y + (2 * p + 1) * ys + kT, __builtin_shufflevector(v, v, 1, 3, 5, 7, 9, 11, 13, 15));
+    }
+  }
+}
+
+// Vectors [kC0, Out / 16) in groups: 2 vectors per row (with the tail in the first group:
+// 8 rows make 20 accumulators of the 32 registers) or, for one row, all of them.
+template <int In, int Out, int kRows, bool kRelu, int kZeroFrom, int kZeroTo, int kC0>
+[[gnu::always_inline]] inline void dense_groups16(const float* __restrict wt,
+                                                  const float* __restrict b,
+                                                  const float* __restrict x, size_t xs,
+                                                  const float* __restrict xp,
+                                                  float* __restrict y, size_t ys) noexcept {
+  constexpr int kChunks = Out / 16;
+  constexpr int kMax = kRows == 1 ? kChunks : 2;
+  constexpr int kG = kChunks - kC0 < kMax ? kChunks - kC0 : kMax;
+  constexpr bool kWithTail = kC0 == 0 && Out % 16 != 0;
+  dense_group16<In, Out, kRows, kRelu, kZeroFrom, kZeroTo, kC0, kG, kWithTail>(wt, b, x, xs, xp,
+                                                                               y, ys);
+  if constexpr (kC0 + kG < kChunks)
+    dense_groups16<In, Out, kRows, kRelu, kZeroFrom, kZeroTo, kC0 + kG>(wt, b, x, xs, xp, y, ys);
+}
+
+template <int In, int Out, int kRows, bool kRelu, int kZeroFrom, int kZeroTo>
+[[gnu::always_inline]] inline void dense_tile16(const float* __restrict wt,
+                                                const float* __restrict b,
+                                                const float* __restrict x, size_t xs,
+                                                float* __restrict y, size_t ys) noexcept {
+  static_assert(Out % 8 == 0, "outputs come in 8-float vectors");
+  static_assert(0 <= kZeroFrom && kZeroFrom <= kZeroTo && kZeroTo <= In);
+  if constexpr (kRows > 1 && Out % 16 != 0) {
+    static_assert(In % 8 == 0);
+    alignas(64) float xp[kRows / 2][2 * In];
+#pragma GCC unroll 16
+    for (int p = 0; p < kRows / 2; ++p)
+      for (int c = 0; c < In; c += 8) {
+        const v8f lo = load8(x + 2 * p * xs + c), hi = load8(x + (2 * p + 1) * xs + c);
+        store16(&xp[p][2 * c], __builtin_shufflevector(lo, hi, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5,
+                                                       13, 6, 14, 7, 15));
+      }
+    dense_groups16<In, Out, kRows, kRelu, kZeroFrom, kZeroTo, 0>(wt, b, x, xs, &xp[0][0], y, ys);
+  } else {
+    dense_groups16<In, Out, kRows, kRelu, kZeroFrom, kZeroTo, 0>(wt, b, x, xs, nullptr, y, ys);
+  }
+}
+
+// The dense layer of a build: kWide = the AVX-512 build.
+template <bool kWide, int In, int Out, int kRows, bool kRelu, int kZeroFrom = In,
+          int kZeroTo = In>
+[[gnu::always_inline]] inline void dense(const float* __restrict wt, const float* __restrict b,
+                                         const float* __restrict x, size_t xs,
+                                         float* __restrict y, size_t ys) noexcept {
+  if constexpr (kWide) {
+    dense_tile16<In, Out, kRows, kRelu, kZeroFrom, kZeroTo>(wt, b, x, xs, y, ys);
+  } else {
+    dense_tile<In, Out, kRows, kRelu, kZeroFrom, kZeroTo>(wt, b, x, xs, y, ys);
+  }
+}
+
+// Rows per tile: 4 with 8-float vectors (12 accumulators), 8 with 16-float ones.
+template <bool kWide>
+constexpr int kTileRowsOf = kWide ? 8 : 4;
+
 // Index of the largest of v[0..n) with the scalar rule "v[i] > v[best] moves best": the
 // first occurrence of the maximum; NaNs never win, except that a NaN at 0 is never beaten.
 // Eight lanes keep their running maximum and the first block that reached it.
@@ -127,21 +294,33 @@ template <int In, int Out, int kRows, bool kRelu, int kZeroFrom = In, int kZeroT
   return best;
 }
 
-template <int In, int Out>
+// Floats per weight row (an input's weights, or the bias) of an Out-wide layer in a build.
+template <bool kWide, int Out>
+constexpr int kRowOf = kWide ? kWideRow<Out> : Out;
+
+template <int In, int Out, bool kWide = false>
 constexpr size_t layer_floats() {
-  return static_cast<size_t>(In) * Out + Out;
+  return static_cast<size_t>(In + 1) * kRowOf<kWide, Out>;
 }
 
-// Offsets of each transposed layer (weights then bias) in FastMpnn::wt_, then kMsgHidden
-// zeros: the bias of the sender half of the first message layer.
-constexpr size_t kMsg1 = 0;
-constexpr size_t kMsg2 = kMsg1 + layer_floats<2 * kHidden, kMsgHidden>();
-constexpr size_t kUpd1 = kMsg2 + layer_floats<kMsgHidden, kHidden>();
-constexpr size_t kUpd2 = kUpd1 + layer_floats<3 * kHidden, kUpdHidden>();
-constexpr size_t kRo1 = kUpd2 + layer_floats<kUpdHidden, kHidden>();
-constexpr size_t kRo2 = kRo1 + layer_floats<kHidden, kReadoutHidden>();
-constexpr size_t kZeroBias = kRo2 + layer_floats<kReadoutHidden, kNumActions>();
-constexpr size_t kMpnnFloats = kZeroBias + kMsgHidden;
+// Offsets of each transposed layer (weights then bias) in FastMpnn::wt_, then one row of
+// zeros: the bias of the sender half of the first message layer. kWide: the AVX-512 build's
+// layout (kWideRow).
+template <bool kWide>
+struct MpnnLayout {
+  static constexpr size_t kMsg1 = 0;
+  static constexpr size_t kMsg2 = kMsg1 + layer_floats<2 * kHidden, kMsgHidden, kWide>();
+  static constexpr size_t kUpd1 = kMsg2 + layer_floats<kMsgHidden, kHidden, kWide>();
+  static constexpr size_t kUpd2 = kUpd1 + layer_floats<3 * kHidden, kUpdHidden, kWide>();
+  static constexpr size_t kRo1 = kUpd2 + layer_floats<kUpdHidden, kHidden, kWide>();
+  static constexpr size_t kRo2 = kRo1 + layer_floats<kHidden, kReadoutHidden, kWide>();
+  static constexpr size_t kZeroBias = kRo2 + layer_floats<kReadoutHidden, kNumActions, kWide>();
+  static constexpr size_t kFloats = kZeroBias + kRowOf<kWide, kMsgHidden>;
+  static_assert(kMsg2 % 8 == 0 && kUpd1 % 8 == 0 && kUpd2 % 8 == 0 && kRo1 % 8 == 0 &&
+                kRo2 % 8 == 0 && kZeroBias % 8 == 0);
+  static_assert(!kWide || (kMsg2 % 16 == 0 && kUpd1 % 16 == 0 && kUpd2 % 16 == 0 &&
+                           kRo1 % 16 == 0 && kRo2 % 16 == 0 && kZeroBias % 16 == 0));
+};
 
 constexpr size_t kAccL1 = 0;
 constexpr size_t kAccL2 = kAccL1 + layer_floats<kAccInputs, kAccHidden>();
@@ -149,19 +328,21 @@ constexpr size_t kAccFloats = kAccL2 + layer_floats<kAccHidden, kNumActions>();
 
 // Per agent, x = (h, min, max): the update MLP's input.
 constexpr int kX = 3 * kHidden;
-constexpr int kTileRows = 4;
 // Every layer, weight row, bias and buffer row starts on a 32-byte boundary of the
 // cache-line-aligned buffers, so no 8-float load straddles two cache lines.
-static_assert(kMsg2 % 8 == 0 && kUpd1 % 8 == 0 && kUpd2 % 8 == 0 && kRo1 % 8 == 0 &&
-              kRo2 % 8 == 0 && kZeroBias % 8 == 0 && kAccL2 % 8 == 0 && kAccFloats % 8 == 0 &&
-              kX % 8 == 0 && kMsgHidden % 8 == 0);
+static_assert(kAccL2 % 8 == 0 && kAccFloats % 8 == 0 && kX % 8 == 0 && kMsgHidden % 8 == 0);
 
-// Appends layer (w row-major [out][in], b) transposed to `out`.
-template <class Floats>
+// Appends layer (w row-major [out][in], b) transposed to `out`: a row per input, then the
+// bias row. kWide: each row in the AVX-512 build's layout (kWideRow).
+template <bool kWide = false, class Floats>
 void append_transposed(Floats& out, const float* w, size_t in, size_t nout, const float* b) {
-  for (size_t i = 0; i < in; ++i)
-    for (size_t o = 0; o < nout; ++o) out.push_back(w[o * in + i]);
-  out.insert(out.end(), b, b + nout);
+  // Every layer's Out is 16 A + 8 B, so the wide row is exactly kWideRow<Out> floats.
+  const size_t whole = kWide ? nout / 16 * 16 : nout;
+  for (size_t i = 0; i <= in; ++i) {
+    auto at = [&](size_t o) { return i < in ? w[o * in + i] : b[o]; };
+    for (size_t o = 0; o < whole; ++o) out.push_back(at(o));
+    for (size_t o = whole; o < nout; ++o) out.insert(out.end(), 2, at(o));
+  }
 }
 
 struct Mpnn {
@@ -188,16 +369,18 @@ struct Mpnn {
 
 // The first message layer's two halves for rows v0.., from hidden states h (stride hs);
 // inputs [kZeroFrom, kHidden) of h are zeros.
-template <int kRows, int kZeroFrom>
+template <bool kWide, int kRows, int kZeroFrom>
 [[gnu::always_inline]] inline void message_halves(const Mpnn& m, int v0, const float* h,
                                                   size_t hs) noexcept {
-  const float* w1a = m.wt + kMsg1;
-  const float* w1b = w1a + static_cast<size_t>(kHidden) * kMsgHidden;
-  const float* b1 = w1a + static_cast<size_t>(2 * kHidden) * kMsgHidden;
+  using L = MpnnLayout<kWide>;
+  constexpr size_t kRow = kRowOf<kWide, kMsgHidden>;
+  const float* w1a = m.wt + L::kMsg1;
+  const float* w1b = w1a + kHidden * kRow;
+  const float* b1 = w1a + 2 * kHidden * kRow;
   const size_t o = static_cast<size_t>(v0) * kMsgHidden;
-  dense_tile<kHidden, kMsgHidden, kRows, false, kZeroFrom, kHidden>(w1a, b1, h, hs, m.a + o,
+  dense<kWide, kHidden, kMsgHidden, kRows, false, kZeroFrom, kHidden>(w1a, b1, h, hs, m.a + o,
                                                                     kMsgHidden);
-  dense_tile<kHidden, kMsgHidden, kRows, false, kZeroFrom, kHidden>(w1b, m.wt + kZeroBias, h, hs,
+  dense<kWide, kHidden, kMsgHidden, kRows, false, kZeroFrom, kHidden>(w1b, m.wt + L::kZeroBias, h, hs,
                                                                     m.s + o, kMsgHidden);
 }
 
@@ -205,10 +388,10 @@ template <int kRows, int kZeroFrom>
 // receiver's min and max in edge order. kOneDst: the kRows edges go to one agent (edges are
 // sorted by receiver; in a fat tree of k >= 8 every agent has a multiple of 4), so its a row
 // is read once and its min and max are folded in registers.
-template <int kRows, bool kOneDst>
+template <bool kWide, int kRows, bool kOneDst>
 [[gnu::always_inline]] inline void edge_tile(const Mpnn& m, int e0) noexcept {
-  alignas(32) float pre[kRows][kMsgHidden];
-  alignas(32) float msg[kRows][kHidden];
+  alignas(64) float pre[kRows][kMsgHidden];
+  alignas(64) float msg[kRows][kHidden];
   const int32_t* dst = m.dst + e0;
   const int32_t* src = m.src + e0;
   for (int k = 0; k < kRows; ++k) {
@@ -219,15 +402,19 @@ template <int kRows, bool kOneDst>
       store8(&pre[k][j], z < 0.0f ? v8f{} : z);
     }
   }
-  const float* w2 = m.wt + kMsg2;
-  dense_tile<kMsgHidden, kHidden, kRows, false>(w2, w2 + static_cast<size_t>(kMsgHidden) * kHidden,
+  const float* w2 = m.wt + MpnnLayout<kWide>::kMsg2;
+  dense<kWide, kMsgHidden, kHidden, kRows, false>(w2, w2 + kMsgHidden * kRowOf<kWide, kHidden>,
                                                 &pre[0][0], kMsgHidden, &msg[0][0], kHidden);
-  for (int k0 = 0; k0 < kRows; k0 += kOneDst ? kRows : 1) {
+  for (int k0 = 0, k1; k0 < kRows; k0 = k1) {
+    // Edges k0 .. k1 - 1 go to one receiver.
+    k1 = kRows;
+    if constexpr (!kOneDst)
+      for (k1 = k0 + 1; k1 < kRows && dst[k1] == dst[k0];) ++k1;
     float* mn = m.x + static_cast<size_t>(dst[k0]) * kX + kHidden;
     float* mx = mn + kHidden;
     for (int j = 0; j < kHidden; j += 8) {
       v8f lo = load8(mn + j), hi = load8(mx + j);
-      for (int k = k0; k < (kOneDst ? kRows : k0 + 1); ++k) {
+      for (int k = k0; k < k1; ++k) {
         const v8f me = load8(&msg[k][j]);
         lo = me < lo ? me : lo;
         hi = hi < me ? me : hi;
@@ -238,72 +425,76 @@ template <int kRows, bool kOneDst>
   }
 }
 
+template <bool kWide>
 [[gnu::always_inline]] inline void edge_pass(const Mpnn& m) noexcept {
+  constexpr int kTileRows = kTileRowsOf<kWide>;
   int e = 0;
   for (; e + kTileRows <= m.e; e += kTileRows) {
     if (m.dst[e] == m.dst[e + kTileRows - 1]) {
-      edge_tile<kTileRows, true>(m, e);
+      edge_tile<kWide, kTileRows, true>(m, e);
     } else {
-      edge_tile<kTileRows, false>(m, e);
+      edge_tile<kWide, kTileRows, false>(m, e);
     }
   }
-  for (; e < m.e; ++e) edge_tile<1, true>(m, e);
+  for (; e < m.e; ++e) edge_tile<kWide, 1, true>(m, e);
 }
 
 // Update of agents v0 .. v0 + kRows - 1: h = upd2(relu(upd1(h, min, max))). Then, unless
 // this is the last step, the new h and the next step's first message layer; after the last,
 // the readout into q rows (stride kNumActions), or its argmax into actions.
-template <int kRows, bool kFirst, bool kLast, bool kGreedy>
+template <bool kWide, int kRows, bool kFirst, bool kLast, bool kGreedy>
 [[gnu::always_inline]] inline void node_tile(const Mpnn& m, int v0, float* q,
                                              uint16_t* actions) noexcept {
   float* x = m.x + static_cast<size_t>(v0) * kX;
-  alignas(32) float z[kRows][kUpdHidden];
-  alignas(32) float h[kRows][kHidden];
-  const float* u1 = m.wt + kUpd1;
-  const float* u2 = m.wt + kUpd2;
+  alignas(64) float z[kRows][kUpdHidden];
+  alignas(64) float h[kRows][kHidden];
+  using L = MpnnLayout<kWide>;
+  const float* u1 = m.wt + L::kUpd1;
+  const float* u2 = m.wt + L::kUpd2;
   // In the first step, h is the features and zeros.
   constexpr int kPadFrom = kFirst ? kNumFeatures : kX;
   constexpr int kPadTo = kFirst ? kHidden : kX;
-  dense_tile<kX, kUpdHidden, kRows, true, kPadFrom, kPadTo>(
-      u1, u1 + static_cast<size_t>(kX) * kUpdHidden, x, kX, &z[0][0], kUpdHidden);
-  dense_tile<kUpdHidden, kHidden, kRows, false>(u2, u2 + static_cast<size_t>(kUpdHidden) * kHidden,
+  dense<kWide, kX, kUpdHidden, kRows, true, kPadFrom, kPadTo>(
+      u1, u1 + kX * kRowOf<kWide, kUpdHidden>, x, kX, &z[0][0], kUpdHidden);
+  dense<kWide, kUpdHidden, kHidden, kRows, false>(u2, u2 + kUpdHidden * kRowOf<kWide, kHidden>,
                                                 &z[0][0], kUpdHidden, &h[0][0], kHidden);
   if constexpr (!kLast) {
     for (int k = 0; k < kRows; ++k) {
       std::memcpy(x + static_cast<size_t>(k) * kX, h[k], sizeof(h[k]));
       reset_aggregates(m, v0 + k);
     }
-    message_halves<kRows, kHidden>(m, v0, &h[0][0], kHidden);
+    message_halves<kWide, kRows, kHidden>(m, v0, &h[0][0], kHidden);
   } else {
-    alignas(32) float r[kRows][kReadoutHidden];
-    const float* r1 = m.wt + kRo1;
-    const float* r2 = m.wt + kRo2;
-    dense_tile<kHidden, kReadoutHidden, kRows, true>(
-        r1, r1 + static_cast<size_t>(kHidden) * kReadoutHidden, &h[0][0], kHidden, &r[0][0],
+    alignas(64) float r[kRows][kReadoutHidden];
+    const float* r1 = m.wt + L::kRo1;
+    const float* r2 = m.wt + L::kRo2;
+    dense<kWide, kHidden, kReadoutHidden, kRows, true>(
+        r1, r1 + kHidden * kRowOf<kWide, kReadoutHidden>, &h[0][0], kHidden, &r[0][0],
         kReadoutHidden);
-    const float* b2 = r2 + static_cast<size_t>(kReadoutHidden) * kNumActions;
+    const float* b2 = r2 + kReadoutHidden * kRowOf<kWide, kNumActions>;
     if constexpr (kGreedy) {
-      alignas(32) float qt[kRows][kNumActions];
-      dense_tile<kReadoutHidden, kNumActions, kRows, false>(r2, b2, &r[0][0], kReadoutHidden,
+      alignas(64) float qt[kRows][kNumActions];
+      dense<kWide, kReadoutHidden, kNumActions, kRows, false>(r2, b2, &r[0][0], kReadoutHidden,
                                                             &qt[0][0], kNumActions);
       for (int k = 0; k < kRows; ++k)
         actions[v0 + k] = static_cast<uint16_t>(argmax_body(qt[k], kNumActions));
     } else {
-      dense_tile<kReadoutHidden, kNumActions, kRows, false>(
+      dense<kWide, kReadoutHidden, kNumActions, kRows, false>(
           r2, b2, &r[0][0], kReadoutHidden, q + static_cast<size_t>(v0) * kNumActions, kNumActions);
     }
   }
 }
 
-template <bool kFirst, bool kLast, bool kGreedy>
+template <bool kWide, bool kFirst, bool kLast, bool kGreedy>
 [[gnu::always_inline]] inline void node_pass(const Mpnn& m, float* q, uint16_t* actions) noexcept {
+  constexpr int kTileRows = kTileRowsOf<kWide>;
   int v = 0;
   for (; v + kTileRows <= m.n; v += kTileRows)
-    node_tile<kTileRows, kFirst, kLast, kGreedy>(m, v, q, actions);
-  for (; v < m.n; ++v) node_tile<1, kFirst, kLast, kGreedy>(m, v, q, actions);
+    node_tile<kWide, kTileRows, kFirst, kLast, kGreedy>(m, v, q, actions);
+  for (; v < m.n; ++v) node_tile<kWide, 1, kFirst, kLast, kGreedy>(m, v, q, actions);
 }
 
-template <bool kGreedy>
+template <bool kWide, bool kGreedy>
 [[gnu::always_inline]] inline void mpnn_forward_body(const Mpnn& m, const float* features, float* q,
                                                      uint16_t* actions) noexcept {
   static_assert(kMpSteps == 2, "one first and one last step");
@@ -313,14 +504,16 @@ template <bool kGreedy>
     std::fill(h + kNumFeatures, h + kHidden, 0.0f);
     reset_aggregates(m, v);
   }
+  constexpr int kTileRows = kTileRowsOf<kWide>;
   int v = 0;
   for (; v + kTileRows <= m.n; v += kTileRows)
-    message_halves<kTileRows, kNumFeatures>(m, v, m.x + static_cast<size_t>(v) * kX, kX);
-  for (; v < m.n; ++v) message_halves<1, kNumFeatures>(m, v, m.x + static_cast<size_t>(v) * kX, kX);
-  edge_pass(m);
-  node_pass<true, false, kGreedy>(m, q, actions);
-  edge_pass(m);
-  node_pass<false, true, kGreedy>(m, q, actions);
+    message_halves<kWide, kTileRows, kNumFeatures>(m, v, m.x + static_cast<size_t>(v) * kX, kX);
+  for (; v < m.n; ++v)
+    message_halves<kWide, 1, kNumFeatures>(m, v, m.x + static_cast<size_t>(v) * kX, kX);
+  edge_pass<kWide>(m);
+  node_pass<kWide, true, false, kGreedy>(m, q, actions);
+  edge_pass<kWide>(m);
+  node_pass<kWide, false, true, kGreedy>(m, q, actions);
 }
 
 // Agents 0 .. n - 1 of the ACC nets, one network each.
@@ -330,7 +523,7 @@ template <bool kGreedy>
                                                     uint16_t* actions) noexcept {
   for (int v = 0; v < n; ++v) {
     const float* w = wt + static_cast<size_t>(v) * kAccFloats;
-    alignas(32) float x[kAccInputs], z[kAccHidden], qv[kNumActions];
+    alignas(64) float x[kAccInputs], z[kAccHidden], qv[kNumActions];
     std::memcpy(x, features + static_cast<size_t>(v) * kNumFeatures, sizeof(float) * kNumFeatures);
     std::memcpy(x + kNumFeatures, settings + static_cast<size_t>(v) * kNumSettingFeatures,
                 sizeof(float) * kNumSettingFeatures);
@@ -343,17 +536,24 @@ template <bool kGreedy>
   }
 }
 
-// Two builds of each pass: AVX2 + FMA, and generic x86-64. Chosen once at start-up with
-// __builtin_cpu_supports (GCC's target_clones("arch=haswell") tests the CPU model, not its
-// features, and so falls back to the generic build on AMD processors).
+// Three builds of each pass: AVX-512 (16-float vectors), AVX2 + FMA, and generic x86-64. The
+// best the CPU has is chosen once at start-up with __builtin_cpu_supports (GCC's
+// target_clones("arch=haswell") tests the CPU model, not its features, and so falls back to
+// the generic build on AMD processors). The AVX-512 and AVX2 builds give the same bits.
+#define ROCEMU_AVX512_TARGET __attribute__((target("avx512f,avx512vl,avx512dq,avx2,fma")))
+template <bool kGreedy>
+ROCEMU_AVX512_TARGET void mpnn_avx512(const Mpnn& m, const float* f, float* q,
+                                      uint16_t* a) noexcept {
+  mpnn_forward_body<true, kGreedy>(m, f, q, a);
+}
 template <bool kGreedy>
 __attribute__((target("avx2,fma"))) void mpnn_avx2(const Mpnn& m, const float* f, float* q,
                                                    uint16_t* a) noexcept {
-  mpnn_forward_body<kGreedy>(m, f, q, a);
+  mpnn_forward_body<false, kGreedy>(m, f, q, a);
 }
 template <bool kGreedy>
 void mpnn_generic(const Mpnn& m, const float* f, float* q, uint16_t* a) noexcept {
-  mpnn_forward_body<kGreedy>(m, f, q, a);
+  mpnn_forward_body<false, kGreedy>(m, f, q, a);
 }
 template <bool kGreedy>
 __attribute__((target("avx2,fma"))) void acc_avx2(const float* wt, int n, const float* f,
@@ -365,44 +565,89 @@ void acc_generic(const float* wt, int n, const float* f, const float* s, float* 
                  uint16_t* a) noexcept {
   acc_forward_body<kGreedy>(wt, n, f, s, q, a);
 }
-
-bool has_avx2_fma() noexcept {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
-  return yes;
-}
+#undef ROCEMU_AVX512_TARGET
 
 template <bool kGreedy>
-void mpnn_forward(const Mpnn& m, const float* f, float* q, uint16_t* a) noexcept {
-  static const auto fn = has_avx2_fma() ? mpnn_avx2<kGreedy> : mpnn_generic<kGreedy>;
-  fn(m, f, q, a);
+void mpnn_forward(SimdBuild build, const Mpnn& m, const float* f, float* q, uint16_t* a) noexcept {
+  switch (build) {
+    case SimdBuild::avx512: return mpnn_avx512<kGreedy>(m, f, q, a);
+    case SimdBuild::avx2: return mpnn_avx2<kGreedy>(m, f, q, a);
+    case SimdBuild::generic: return mpnn_generic<kGreedy>(m, f, q, a);
+  }
 }
 template <bool kGreedy>
-void acc_forward(const float* wt, int n, const float* f, const float* s, float* q,
+void acc_forward(SimdBuild build, const float* wt, int n, const float* f, const float* s, float* q,
                  uint16_t* a) noexcept {
-  static const auto fn = has_avx2_fma() ? acc_avx2<kGreedy> : acc_generic<kGreedy>;
-  fn(wt, n, f, s, q, a);
+  switch (build) {
+    // The ACC nets stream each port's own weights: at scale the pass is bound by memory, and
+    // with one row per tile the 16-float layers would gain little. Same bits either way.
+    case SimdBuild::avx512:
+    case SimdBuild::avx2: return acc_avx2<kGreedy>(wt, n, f, s, q, a);
+    case SimdBuild::generic: return acc_generic<kGreedy>(wt, n, f, s, q, a);
+  }
+}
+
+SimdBuild checked(SimdBuild build) {
+  if (!simd_build_supported(build))
+    throw std::invalid_argument(std::string("fast forward pass: this CPU cannot run the ") +
+                                simd_build_name(build) + " build");
+  return build;
 }
 
 }  // namespace
 
 int argmax(const float* v, int n) noexcept { return argmax_body(v, n); }
 
-FastMpnn::FastMpnn(const MpnnWeights& w, const PortGraph& graph)
-    : n_(graph.num_agents()),
+bool simd_build_supported(SimdBuild build) noexcept {
+  __builtin_cpu_init();
+  switch (build) {
+    case SimdBuild::avx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx2") &&
+             __builtin_cpu_supports("fma");
+    case SimdBuild::avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case SimdBuild::generic: return true;
+  }
+  return false;
+}
+
+SimdBuild best_simd_build() noexcept {
+  static const SimdBuild best = simd_build_supported(SimdBuild::avx512) ? SimdBuild::avx512
+                                : simd_build_supported(SimdBuild::avx2) ? SimdBuild::avx2
+                                                                         : SimdBuild::generic;
+  return best;
+}
+
+const char* simd_build_name(SimdBuild build) noexcept {
+  switch (build) {
+    case SimdBuild::avx512: return "AVX-512";
+    case SimdBuild::avx2: return "AVX2+FMA";
+    case SimdBuild::generic: return "generic x86-64";
+  }
+  return "?";
+}
+
+FastMpnn::FastMpnn(const MpnnWeights& w, const PortGraph& graph, SimdBuild build)
+    : build_(checked(build)),
+      n_(graph.num_agents()),
       src_(graph.edge_src()),
       dst_(graph.edge_dst()),
       in_offset_(graph.in_offset()) {
-  wt_.reserve(kMpnnFloats);
-  append_transposed(wt_, w.msg1.w.data(), 2 * kHidden, kMsgHidden, w.msg1.b.data());
-  append_transposed(wt_, w.msg2.w.data(), kMsgHidden, kHidden, w.msg2.b.data());
-  append_transposed(wt_, w.upd1.w.data(), 3 * kHidden, kUpdHidden, w.upd1.b.data());
-  append_transposed(wt_, w.upd2.w.data(), kUpdHidden, kHidden, w.upd2.b.data());
-  append_transposed(wt_, w.ro1.w.data(), kHidden, kReadoutHidden, w.ro1.b.data());
-  append_transposed(wt_, w.ro2.w.data(), kReadoutHidden, kNumActions, w.ro2.b.data());
-  wt_.resize(kMpnnFloats, 0.0f);
+  auto append = [&]<bool kWide>() {
+    wt_.reserve(MpnnLayout<kWide>::kFloats);
+    append_transposed<kWide>(wt_, w.msg1.w.data(), 2 * kHidden, kMsgHidden, w.msg1.b.data());
+    append_transposed<kWide>(wt_, w.msg2.w.data(), kMsgHidden, kHidden, w.msg2.b.data());
+    append_transposed<kWide>(wt_, w.upd1.w.data(), 3 * kHidden, kUpdHidden, w.upd1.b.data());
+    append_transposed<kWide>(wt_, w.upd2.w.data(), kUpdHidden, kHidden, w.upd2.b.data());
+    append_transposed<kWide>(wt_, w.ro1.w.data(), kHidden, kReadoutHidden, w.ro1.b.data());
+    append_transposed<kWide>(wt_, w.ro2.w.data(), kReadoutHidden, kNumActions, w.ro2.b.data());
+    wt_.resize(MpnnLayout<kWide>::kFloats, 0.0f);
+  };
+  if (build_ == SimdBuild::avx512) {
+    append.operator()<true>();
+  } else {
+    append.operator()<false>();
+  }
   const size_t n = static_cast<size_t>(n_);
   x_.assign(n * kX, 0.0f);
   a_.assign(n * kMsgHidden, 0.0f);
@@ -420,9 +665,9 @@ void FastMpnn::forward(const float* features, float* q, uint16_t* actions) noexc
                .a = a_.data(),
                .s = s_.data()};
   if (actions) {
-    mpnn_forward<true>(m, features, nullptr, actions);
+    mpnn_forward<true>(build_, m, features, nullptr, actions);
   } else {
-    mpnn_forward<false>(m, features, q, nullptr);
+    mpnn_forward<false>(build_, m, features, q, nullptr);
   }
 }
 
@@ -432,8 +677,8 @@ void FastMpnn::greedy(const float* features, uint16_t* actions) noexcept {
   forward(features, nullptr, actions);
 }
 
-FastAccNets::FastAccNets(const std::vector<AccNetWeights>& nets)
-    : n_(static_cast<int>(nets.size())) {
+FastAccNets::FastAccNets(const std::vector<AccNetWeights>& nets, SimdBuild build)
+    : build_(checked(build)), n_(static_cast<int>(nets.size())) {
   wt_.reserve(nets.size() * kAccFloats);
   for (const auto& net : nets) {
     append_transposed(wt_, net.l1.w.data(), kAccInputs, kAccHidden, net.l1.b.data());
@@ -442,11 +687,11 @@ FastAccNets::FastAccNets(const std::vector<AccNetWeights>& nets)
 }
 
 void FastAccNets::q_values(const float* features, const float* settings, float* q) noexcept {
-  acc_forward<false>(wt_.data(), n_, features, settings, q, nullptr);
+  acc_forward<false>(build_, wt_.data(), n_, features, settings, q, nullptr);
 }
 
 void FastAccNets::greedy(const float* features, const float* settings, uint16_t* actions) noexcept {
-  acc_forward<true>(wt_.data(), n_, features, settings, nullptr, actions);
+  acc_forward<true>(build_, wt_.data(), n_, features, settings, nullptr, actions);
 }
 
 }  // namespace rocemu::agent

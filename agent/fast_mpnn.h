@@ -9,8 +9,8 @@
 // edges (messages folded into their receiver's element-wise min and max as they are made:
 // nothing is stored per edge) and one pass over the agents (update MLP, then the next step's
 // first message layer, or the readout and the greedy argmax), so the working set is a few
-// hundred bytes per agent. Built for AVX2 + FMA and for generic x86-64, chosen once at
-// start-up from the CPU's features. Buffers are sized at construction: q_values() and
+// hundred bytes per agent. Built for AVX-512, for AVX2 + FMA and for generic x86-64; the
+// best the CPU has is chosen at start-up from its features. Buffers are sized at construction: q_values() and
 // greedy() are noexcept and allocation-free. Not thread-safe (one instance per acting
 // thread).
 #pragma once
@@ -42,10 +42,21 @@ struct CacheLineAllocator {
 };
 using AlignedFloats = std::vector<float, CacheLineAllocator<float>>;
 
+/// The instruction-set builds of the forward passes. AVX-512 and AVX2+FMA give the same bits
+/// (one FMA per input, same order); generic x86-64 rounds each product (no FMA).
+enum class SimdBuild : uint8_t { generic = 0, avx2 = 1, avx512 = 2 };
+/// Whether this CPU can run `build`.
+bool simd_build_supported(SimdBuild build) noexcept;
+/// The fastest build this CPU runs: what every instance uses unless told otherwise.
+SimdBuild best_simd_build() noexcept;
+const char* simd_build_name(SimdBuild build) noexcept;
+
 class FastMpnn {
  public:
-  /// Copies the weights and the graph's edges.
-  FastMpnn(const MpnnWeights& weights, const PortGraph& graph);
+  /// Copies the weights and the graph's edges. Throws std::invalid_argument if the CPU
+  /// cannot run `build`.
+  FastMpnn(const MpnnWeights& weights, const PortGraph& graph,
+           SimdBuild build = best_simd_build());
 
   int num_agents() const noexcept { return n_; }
   /// features: [num_agents x kNumFeatures]; q: [num_agents x kNumActions] (written).
@@ -57,6 +68,7 @@ class FastMpnn {
   // Greedy actions into `actions` if it is not null, else Q-values into `q`.
   void forward(const float* features, float* q, uint16_t* actions) noexcept;
 
+  SimdBuild build_;
   int n_;
   std::vector<int32_t> src_, dst_, in_offset_;
   AlignedFloats wt_;  // all layers, transposed, concatenated
@@ -68,7 +80,8 @@ class FastMpnn {
 class FastAccNets {
  public:
   /// One network per agent (nets.size() must equal the agent count; checked by the caller).
-  explicit FastAccNets(const std::vector<AccNetWeights>& nets);
+  explicit FastAccNets(const std::vector<AccNetWeights>& nets,
+                       SimdBuild build = best_simd_build());
 
   int num_agents() const noexcept { return n_; }
   /// features [N x kNumFeatures], settings [N x kNumSettingFeatures]; q [N x kNumActions].
@@ -76,6 +89,7 @@ class FastAccNets {
   void greedy(const float* features, const float* settings, uint16_t* actions) noexcept;
 
  private:
+  SimdBuild build_;
   int n_;
   AlignedFloats wt_;  // every agent's transposed layers, agent after agent
 };

@@ -34,9 +34,17 @@ void count_ports(benchmark::State& state, int ports) {
       ports, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
+// Second argument: the build (0 = generic x86-64, 1 = AVX2+FMA, 2 = AVX-512; a build this CPU
+// cannot run is skipped), so the builds are compared side by side in one run.
 void BM_FastInferenceGraphCc(benchmark::State& state) {
+  const auto build = static_cast<SimdBuild>(state.range(1));
+  if (!simd_build_supported(build)) {
+    state.SkipWithError("this CPU cannot run that build");
+    return;
+  }
+  state.SetLabel(simd_build_name(build));
   const PortGraph g(bench_topology(state.range(0)));
-  FastMpnn net(test::random_mpnn(1), g);
+  FastMpnn net(test::random_mpnn(1), g, build);
   const auto f = test::random_rows(2, g.num_agents(), kNumFeatures);
   std::vector<uint16_t> a(g.num_agents());
   for (auto _ : state) {
@@ -45,7 +53,7 @@ void BM_FastInferenceGraphCc(benchmark::State& state) {
   }
   count_ports(state, g.num_agents());
 }
-BENCHMARK(BM_FastInferenceGraphCc)->Arg(0)->Arg(1);
+BENCHMARK(BM_FastInferenceGraphCc)->ArgsProduct({{0, 1}, {1, 2}});
 
 void BM_FastInferenceAcc(benchmark::State& state) {
   const PortGraph g(bench_topology(state.range(0)));

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "agent/policy.h"
@@ -72,10 +73,11 @@ struct PlainComparison {
   double worst = std::numeric_limits<double>::infinity();
   std::vector<double> ref;
 };
-PlainComparison compare_with_plain(const PortGraph& g, uint64_t seed) {
+PlainComparison compare_with_plain(const PortGraph& g, uint64_t seed,
+                                   SimdBuild build = best_simd_build()) {
   const auto w = test::random_mpnn(seed);
   const auto x = test::random_rows(seed + 1, g.num_agents(), kNumFeatures);
-  FastMpnn net(w, g);
+  FastMpnn net(w, g, build);
   std::vector<float> q(static_cast<size_t>(g.num_agents()) * kNumActions);
   net.q_values(x.data(), q.data());
   PlainComparison c;
@@ -101,6 +103,72 @@ TEST(FastMpnn, MatchesPlainEquationsOnFatTrees) {
     FatTreeParams p;
     p.k = k;
     EXPECT_LT(compare_with_plain(PortGraph(make_fattree(p)), 21).worst, 1e-5) << "k = " << k;
+  }
+}
+
+// The paper's Clos with two links down: agent and edge counts that tiles of 4 or 8 rows do
+// not divide, so single rows are left over (the fat trees and the whole Clos divide evenly).
+Topology clos_with_a_link_down() {
+  auto t = test::paper_clos();
+  t.mutable_links()[24].up = false;
+  t.mutable_links()[0].up = false;
+  return t;
+}
+
+std::vector<SimdBuild> builds_this_cpu_runs() {
+  std::vector<SimdBuild> b;
+  for (SimdBuild s : {SimdBuild::generic, SimdBuild::avx2, SimdBuild::avx512})
+    if (simd_build_supported(s)) b.push_back(s);
+  return b;
+}
+
+TEST(FastMpnn, EveryBuildMatchesPlainEquations) {
+  const PortGraph odd(clos_with_a_link_down());
+  ASSERT_NE(odd.num_agents() % 8, 0);
+  ASSERT_NE(odd.edge_src().size() % 8, 0u);
+  FatTreeParams p;
+  p.k = 8;
+  const PortGraph tree(make_fattree(p));
+  for (SimdBuild b : builds_this_cpu_runs()) {
+    EXPECT_LT(compare_with_plain(PortGraph(test::paper_clos()), 7, b).worst, 1e-5)
+        << simd_build_name(b);
+    EXPECT_LT(compare_with_plain(odd, 8, b).worst, 1e-5) << simd_build_name(b);
+    EXPECT_LT(compare_with_plain(tree, 9, b).worst, 1e-5) << simd_build_name(b);
+  }
+}
+
+// The AVX-512 build lays its weights and tiles out differently but adds the same products in
+// the same order with one FMA each: its Q-values and actions are the AVX2 build's bits, so
+// results do not depend on which of the two a machine runs.
+TEST(FastMpnn, Avx512BuildGivesTheBitsOfTheAvx2Build) {
+  if (!simd_build_supported(SimdBuild::avx512) || !simd_build_supported(SimdBuild::avx2))
+    GTEST_SKIP() << "this CPU has no AVX-512 (or no AVX2): nothing to compare";
+  std::vector<Topology> graphs{test::paper_clos(), clos_with_a_link_down()};
+  for (uint32_t k : {4u, 8u, 16u}) {
+    FatTreeParams p;
+    p.k = k;
+    graphs.push_back(make_fattree(p));
+  }
+  uint64_t seed = 31;
+  for (const Topology& t : graphs) {
+    const PortGraph g(t);
+    const auto w = test::random_mpnn(seed);
+    // Features spread over several orders of magnitude, some exactly zero.
+    auto x = test::random_rows(seed + 1, g.num_agents(), kNumFeatures);
+    for (size_t i = 0; i < x.size(); i += 7) x[i] = 0.0f;
+    for (size_t i = 3; i < x.size(); i += 11) x[i] *= 1000.0f;
+    seed += 2;
+    FastMpnn narrow(w, g, SimdBuild::avx2), wide(w, g, SimdBuild::avx512);
+    const size_t nq = static_cast<size_t>(g.num_agents()) * kNumActions;
+    std::vector<float> qn(nq), qw(nq);
+    narrow.q_values(x.data(), qn.data());
+    wide.q_values(x.data(), qw.data());
+    ASSERT_EQ(std::memcmp(qn.data(), qw.data(), nq * sizeof(float)), 0)
+        << g.num_agents() << " agents";
+    std::vector<uint16_t> an(g.num_agents()), aw(g.num_agents());
+    narrow.greedy(x.data(), an.data());
+    wide.greedy(x.data(), aw.data());
+    EXPECT_EQ(an, aw) << g.num_agents() << " agents";
   }
 }
 
