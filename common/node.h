@@ -47,6 +47,15 @@ class Node {
   /// `now` has not already done, so an engine that has called tx() once at `now` may skip
   /// the ports whose bit is clear.
   virtual const uint64_t* tx_ready_ports() const noexcept { return nullptr; }
+  /// Optional: called right after tx(port) returned a packet, the packet that port will
+  /// most likely send next (the new head of the queue just served), or nullptr (the
+  /// default). A hint only, for an engine to prefetch shortly before that wire is free
+  /// again: by then the node may send another packet, and this one may have left (the
+  /// address stays mapped: mbufs live in their pool). Never dereferenced.
+  virtual const rte_mbuf* tx_next_hint(uint16_t port) const noexcept {
+    (void)port;
+    return nullptr;
+  }
 };
 
 }  // namespace rocemu

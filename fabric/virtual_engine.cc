@@ -42,7 +42,8 @@ VirtualEngine::VirtualEngine(const Topology& topo, std::vector<LinkOptions> link
 
 VirtualEngine::~VirtualEngine() {
   heap_.for_each([](const Event& e) {
-    if (e.m && e.kind != Kind::kFlight) rte_pktmbuf_free(e.m);  // a kFlight's is the queue's
+    // A kFlight's mbuf is the flight queue's; a kWireFree's is a hint (not owned).
+    if (e.m && e.kind != Kind::kFlight && e.kind != Kind::kWireFree) rte_pktmbuf_free(e.m);
   });
   for (auto& p : ports_)
     for (uint32_t i = 0; i < p.flight_n; ++i)
@@ -104,7 +105,8 @@ void VirtualEngine::launch(Port& p, rte_mbuf* m, TimeNs now) {
   p.wire.tx_bytes += bytes;
   if (p.tap) [[unlikely]]
     p.tap->on_packet(PortRef{p.node, p.index}, true, m, now);
-  push(done, Kind::kWireFree, p.node, p.index, nullptr);
+  push(done, Kind::kWireFree, p.node, p.index,
+       const_cast<rte_mbuf*>(nodes_[p.node]->tx_next_hint(p.index)));
   if (!p.up) {
     stats_.lost++;
     p.wire.dropped++;

@@ -75,6 +75,8 @@ class VirtualEngine {
   // kArrival: a packet for port (node, port), in the event. kFlight: the head of the
   // in-flight queue of sending port (node, port) arrives at its peer (see Port::flight);
   // the event holds a copy of the head's mbuf pointer (owned by the queue) for prefetch_top.
+  // kWireFree: the event's m is the node's tx_next_hint() (owned by the node, or stale),
+  // only for prefetch_top: the frame the wire will most likely be given when free.
   enum class Kind : uint8_t { kArrival, kWireFree, kTimer, kPeriodic, kFlight };
   struct Event {
     TimeNs t;

@@ -64,6 +64,9 @@ class SoftSwitch final : public rocemu::Node {
   /// Bit p: port p has a PFC frame to send or a queued packet (tx() of a port whose bit is
   /// clear returns nullptr). Kept current by every call; fixed address.
   const uint64_t* tx_ready_ports() const noexcept override { return tx_ready_.data(); }
+  /// The new head of the queue the last tx() served (nullptr after a PFC frame or an empty
+  /// queue). With deep queues that head was enqueued long before and has left the cache.
+  const rte_mbuf* tx_next_hint(uint16_t) const noexcept override { return next_hint_; }
 
   /// "" if the switch's derived state is consistent (each port's tx_ready_ports() bit is set
   /// exactly when it has PFC to send or a non-empty queue), else what is not. For tests.
@@ -191,6 +194,7 @@ class SoftSwitch final : public rocemu::Node {
   mutable bool deadline_dirty_ = true;
   mutable TimeNs deadline_ = kNever;
   TimeNs last_now_ = 0;
+  rte_mbuf* next_hint_ = nullptr;  // tx_next_hint()
 
   TimeNs publish_ns_ = 0, next_publish_ = kNever;
   SnapshotBoard board_;

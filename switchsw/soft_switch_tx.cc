@@ -18,6 +18,7 @@ using detail::QueueMeta;
 
 rte_mbuf* SoftSwitch::tx(uint16_t port, TimeNs now) noexcept {
   last_now_ = now;
+  next_hint_ = nullptr;
   if (ecn_dirty_.load(std::memory_order_acquire)) [[unlikely]]
     apply_pending_ecn();
   PortState& p = ports_[port];
@@ -130,6 +131,7 @@ rte_mbuf* SoftSwitch::dequeue_one(uint16_t port, TimeNs now, int& prio) noexcept
   rte_mbuf* m = f.head;
   QueueMeta* qm = meta(m, dynfield_off_);
   f.head = qm->next;
+  next_hint_ = f.head;
   const uint32_t len = rte_pktmbuf_pkt_len(m);
   if (!f.head) {
     f.tail = nullptr;
