@@ -24,13 +24,25 @@ timeout 60 rping -s -a 10.77.0.10 -p 7174 -C 10 -S 1024 -V -v || exit 24
 # only while it failed before printing its table.
 timeout 60 ib_send_bw -d rxe0 -x 1 -R -s 65536 -n 100 -F || exit 25
 timeout 60 ib_write_bw -d rxe0 -x 1 -R -s 65536 -n 100 -F || exit 26
+# The WRITE server prints its client's report: a client whose clock calibration failed
+# (zeros) is run again, up to 3 runs (guest_perftest_retry.sh; the host serves the retry).
+. /tmp/perftest_retry.sh
 for t in "ib_send_bw 18530" "ib_write_bw 18531"; do
   set -- $t
   n=0
+  runs=0
   while :; do
     out=$(timeout 60 "$1" -d rxe0 -x 1 -R -s 65536 -n 100 -F -p "$2" 10.77.0.2 2>&1)
     rc=$?
     printf '%s\n' "$out"
+    printf '%s\n' "$out" >/tmp/perftest.out
+    if [ "$rc" -eq 0 ] && [ "$2" = 18531 ] && uncalibrated /tmp/perftest.out; then
+      runs=$((runs + 1))
+      [ "$runs" -lt 3 ] || { echo "guest: perftest's clock calibration failed 3 times"; exit 27; }
+      echo "guest: perftest's clock calibration failed (r^2 < 0.9): its report is zeros; again"
+      sleep 3
+      continue
+    fi
     [ "$rc" -eq 0 ] && break
     case "$out" in
       *"#bytes"*) exit 27 ;;

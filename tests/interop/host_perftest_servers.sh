@@ -12,15 +12,19 @@
 # (TCP 18521, 18522; the latency server's exit status is the check).
 set -euo pipefail
 interop="$1" dir="$2" check="$3"
+. "$(dirname "$0")/host_perftest_report.sh"  # serve_report
 "$interop" perftest-server --iters 2 --timeout-s 150
 port=18516
 # perftest's SEND server measures no peak (noPeak) and prints 0.00; WRITE/READ servers print
 # the client's row.
 for verb in send write read; do
-  mode=bw-gbits
-  [[ $verb == send ]] && mode=bw-gbits-nopeak
-  /usr/bin/python3 "$check" "$mode" "$dir/rocemu_${verb}_bw" -d "$ROCEMU_IFACE" \
-    --roce_ip "$ROCEMU_ENDPOINT_IP" -p "$port" -s 65536 -n 100 --report_gbits --server_wait 60
+  set -- "$dir/rocemu_${verb}_bw" -d "$ROCEMU_IFACE" --roce_ip "$ROCEMU_ENDPOINT_IP" -p "$port" \
+    -s 65536 -n 100 --report_gbits --server_wait 60
+  if [[ $verb == send ]]; then
+    /usr/bin/python3 "$check" bw-gbits-nopeak "$@"
+  else
+    serve_report "$check" bw-gbits "$@"
+  fi
   port=$((port + 1))
 done
 "$dir/rocemu_write_lat" -d "$ROCEMU_IFACE" --roce_ip "$ROCEMU_ENDPOINT_IP" -p 18519 -s 64 -n 100 \
@@ -31,7 +35,7 @@ done
 # ib_atomic_bw: 1000 8-byte FETCH_AND_ADDs executed by rocemu's responder (the row is the
 # client's, as perftest's server prints it; bw-rate: a few hundred operations per second
 # round to 0.00 MB/sec, MsgRate must show them); ib_atomic_lat: CMP_AND_SWAP ping-pong.
-/usr/bin/python3 "$check" bw-rate "$dir/rocemu_atomic_bw" -d "$ROCEMU_IFACE" \
+serve_report "$check" bw-rate "$dir/rocemu_atomic_bw" -d "$ROCEMU_IFACE" \
   --roce_ip "$ROCEMU_ENDPOINT_IP" -p 18521 -s 8 -n 1000 --server_wait 60
 "$dir/rocemu_atomic_lat" -d "$ROCEMU_IFACE" --roce_ip "$ROCEMU_ENDPOINT_IP" -p 18522 -n 100 \
   -A CMP_AND_SWAP --server_wait 60

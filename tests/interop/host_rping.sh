@@ -8,6 +8,7 @@
 # refused REQ themselves), and -R servers for the guest's clients, each output checked.
 set -euo pipefail
 interop="$1" dir="$2" check="$3"
+. "$(dirname "$0")/host_perftest_report.sh"  # serve_report
 "$interop" rping-server --count 10 --size 1024 --timeout-s 90
 set +e
 t0=$(date +%s%N)
@@ -38,5 +39,5 @@ for verb in send write; do
 done
 /usr/bin/python3 "$check" bw-nopeak "$dir/rocemu_send_bw" -R -d "$ROCEMU_IFACE" \
   --roce_ip "$ROCEMU_ENDPOINT_IP" -p 18530 -s 65536 -n 100 -u 18 --server_wait 90
-/usr/bin/python3 "$check" bw "$dir/rocemu_write_bw" -R -d "$ROCEMU_IFACE" \
+serve_report "$check" bw "$dir/rocemu_write_bw" -R -d "$ROCEMU_IFACE" \
   --roce_ip "$ROCEMU_ENDPOINT_IP" -p 18531 -s 65536 -n 100 -u 18 --server_wait 60

@@ -12,6 +12,12 @@ MODE bw-all | bw-gbits-all [-nopeak]: -a, every size of perftest's RC sweep (2 B
 MODE bw-rate: as bw, but the average may show 0.00 as long as MsgRate > 0: 8-byte atomics
   against the TCG guest run at a few hundred operations per second, which perftest's two
   decimals of MB/sec round to 0.00 (MsgRate, six decimals of Mpps, still shows them).
+MODE ...-report (e.g. bw-gbits-report): the row is the client's report, as a perftest WRITE,
+  READ or ATOMIC server prints it. Real perftest first fits its cycle counter against
+  gettimeofday; when the fit is poor (r^2 < 0.9: a loaded TCG guest) it prints "Correlation
+  coefficient r^2: ... < 0.9" and reports every rate as 0. A row whose rates are all zero
+  (bytes and iterations as asked) then exits 4, so that the caller can serve the client's
+  retry (tests/interop/host_perftest_report.sh); any other row is checked as in MODE.
 MODE lat: exit 0, the latency header (exact), one row with #iterations = -n and
   0 < t_min <= t_typical <= t_max, t_min <= t_avg <= t_max, 99% <= 99.9% <= t_max.
 The TOOL may be scripts/testbed/perftest_2host.sh followed by the real tool.
@@ -220,6 +226,8 @@ def main():
         return
     if p.returncode != 0:
         fail("exit %d" % p.returncode, out, err)
+    report = mode.endswith("-report")
+    mode = mode[:-len("-report")] if report else mode
     nopeak = mode.endswith("-nopeak")
     mode = mode[:-len("-nopeak")] if nopeak else mode
     rate_only = mode.endswith("-rate")
@@ -248,7 +256,7 @@ def main():
     if [r.get("bytes") for r in results] != sizes:
         fail("JSON results %r" % results, out, err)
     for size, row, res in zip(sizes, rows, results):
-        check_row(mode, nopeak, size, iters, row, res, out, err, all_sizes, rate_only)
+        check_row(mode, nopeak, size, iters, row, res, out, err, all_sizes, rate_only, report)
     if len(rows) != len(sizes):
         fail("%d rows, want %d" % (len(rows), len(sizes)), out, err)
     column = 4 if rate_only else 3  # MsgRate, else BW average
@@ -267,10 +275,15 @@ def main():
         print("ok: %s typical %.2f us, p99 %.2f us" % (name, vals[2], vals[5]))
 
 
-def check_row(mode, nopeak, size, iters, row, res, out, err, all_sizes, rate_only=False):
+def check_row(mode, nopeak, size, iters, row, res, out, err, all_sizes, rate_only=False,
+              report=False):
     if len(row) < 2 or not row[0].isdigit() or int(row[0]) != size or int(row[1]) != iters:
         fail("row %r: want %d bytes, %d iterations" % (row, size, iters), out, err)
     vals = [float(x) for x in row[2:]]
+    if report and mode.startswith("bw") and len(vals) == 3 and vals == [0.0, 0.0, 0.0]:
+        print("zeros: the client reported every rate as 0 (perftest does when its clock "
+              "calibration fails, r^2 < 0.9): row %r" % row)
+        sys.exit(4)
     if mode.startswith("bw"):
         peak, avg, rate = vals
         # perftest prints 2 decimals of Gb/s and 6 of Mpps: with -a a row of a few small
