@@ -32,14 +32,19 @@ namespace {
 using v8f = float __attribute__((vector_size(32)));
 using v8i = int32_t __attribute__((vector_size(32)));
 
-[[gnu::always_inline]] inline v8f load8(const float* p) noexcept {
-  v8f v;
+// Unaligned vector loads and stores (8 floats in both SIMD builds, 16 in the AVX-512 one).
+template <class V>
+[[gnu::always_inline]] inline V load_vec(const float* p) noexcept {
+  V v;
   __builtin_memcpy(&v, p, sizeof(v));
   return v;
 }
-[[gnu::always_inline]] inline void store8(float* p, v8f v) noexcept {
+template <class V>
+[[gnu::always_inline]] inline void store_vec(float* p, V v) noexcept {
   __builtin_memcpy(p, &v, sizeof(v));
 }
+[[gnu::always_inline]] inline v8f load8(const float* p) noexcept { return load_vec<v8f>(p); }
+[[gnu::always_inline]] inline void store8(float* p, v8f v) noexcept { store_vec(p, v); }
 
 // Output vectors per register tile: kRows x kTile accumulators (at most 15) leave a ymm
 // register for the broadcast input. One row takes all its outputs at once (up to 15
@@ -112,14 +117,8 @@ using v8d = double __attribute__((vector_size(64)));
 template <int Out>
 constexpr int kWideRow = (Out + 15) / 16 * 16;
 
-[[gnu::always_inline]] inline v16f load16(const float* p) noexcept {
-  v16f v;
-  __builtin_memcpy(&v, p, sizeof(v));
-  return v;
-}
-[[gnu::always_inline]] inline void store16(float* p, v16f v) noexcept {
-  __builtin_memcpy(p, &v, sizeof(v));
-}
+[[gnu::always_inline]] inline v16f load16(const float* p) noexcept { return load_vec<v16f>(p); }
+[[gnu::always_inline]] inline void store16(float* p, v16f v) noexcept { store_vec(p, v); }
 // (p[0], p[1]) in every 64-bit lane: one broadcast load.
 [[gnu::always_inline]] inline v16f splat_pair(const float* p) noexcept {
   double d;
