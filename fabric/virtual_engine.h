@@ -129,13 +129,15 @@ class VirtualEngine {
   void after_call(uint32_t node, TimeNs now);  // kicks idle ports, re-arms the timer
   void arm_timer(uint32_t node, TimeNs now);
   void launch(Port& p, rte_mbuf* m, TimeNs now);
-  /// Starts loading the next event's frame (mbuf header, first data line) into the cache:
-  /// by the time it is popped, the current event's node call has hidden the miss.
+  /// Starts loading the next event's frame (mbuf header, first data line) and the first
+  /// lines of the node it calls into the cache: by the time it is popped, the current
+  /// event's node call has hidden the misses.
   void prefetch_top() const noexcept;
 
   std::vector<Node*> nodes_;
   std::vector<const uint64_t*> tx_ready_;  // per node: Node::tx_ready_ports()
   std::vector<uint32_t> port_base_;  // first Port of each node in ports_
+  std::vector<uint32_t> peer_node_;  // per port in ports_: the node at the wire's far end
   std::vector<Port> ports_;
   // Bit i: ports_[i]'s wire is serialising a frame (a kWireFree event is pending). Dense, so
   // finding a node's free ports reads a word, not a line per port.
