@@ -63,7 +63,7 @@ std::vector<SwitchSnapshot> NetworkEnv::reset(uint64_t seed) {
   wcfg_ = std::make_unique<workload::WorkloadConfig>(make_workload_config_of(cfg_));
   if (!pool_)
     pool_ =
-        std::make_unique<RunPool>(cfg_.testbed.pool_mbufs, nic::kElidedFrameRoomBytes,
+        std::make_unique<RunPool>(virtual_pool_mbufs(cfg_), nic::kElidedFrameRoomBytes,
                                   RunPool::Fault::kLazy);
   // No capture taps here: nobody reads the frames' payload bytes (NicParams::elide_payload),
   // and the mbufs hold headers only.

@@ -1,6 +1,8 @@
 // run_config.cc — one pass over every table of a run's TOML, all problems reported at once.
 #include "fabric/run_config.h"
 
+#include <algorithm>
+#include <bit>
 #include <filesystem>
 #include <limits>
 
@@ -137,6 +139,28 @@ void check_switch_buffers(const RunConfig& cfg, ConfigErrors& errors) {
 
 }  // namespace
 
+uint32_t virtual_pool_mbufs(const RunConfig& cfg) {
+  if (cfg.testbed.pool_mbufs_given) return cfg.testbed.pool_mbufs;
+  const Topology& t = cfg.topology.topology;
+  const sw::SwitchParams& sp = cfg.switch_params;
+  const double frame = std::max<uint32_t>(1536, sp.max_frame_bytes);
+  const int lossless = std::popcount(static_cast<unsigned>(sp.lossless_mask()));
+  double n = 64.0 * static_cast<double>(t.hosts().size());
+  for (uint32_t s : t.switches()) {
+    // A shared pool under dynamic thresholds holds at most B x k a / (1 + k a) for k queues
+    // at their threshold a x (free); the headroom comes on top.
+    const double ka = static_cast<double>(t.node(s).ports.size()) * std::max(sp.alpha, sp.egress_alpha);
+    double bytes = static_cast<double>(sp.buffer_bytes) * ka / (1 + ka);
+    for (uint32_t h : sw::shared_buffer_config(sp, t, s).headroom_bytes)
+      bytes += static_cast<double>(h) * lossless;
+    n += bytes / frame;
+  }
+  for (const TopoLink& l : t.links())
+    n += 2 * (static_cast<double>(bytes_in(l.delay_ns, l.rate_bps)) / frame + 2);
+  return static_cast<uint32_t>(std::clamp(n, static_cast<double>(TestbedParams{}.pool_mbufs),
+                                          static_cast<double>((1u << 22) - 1)));
+}
+
 RealtimeOptions realtime_options(const RunConfig& cfg) {
   RealtimeOptions o;
   o.backend = cfg.testbed.backend;
@@ -243,6 +267,7 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
   const Topology& t = cfg.topology.topology;
   if (auto s = r.table("switch")) cfg.switch_params = sw::parse_switch_params(*s, source);
   if (auto n = r.table("nic")) cfg.nic_params = nic::parse_nic_params(*n);
+  cfg.switch_params.max_frame_bytes = sw::max_frame_bytes_for_mtu(cfg.nic_params.mtu_bytes);
   if (auto d = r.table("dcqcn")) {
     read_dcqcn(*d, source, cfg);
     if (cfg.dcqcn_enabled) cfg.nic_params.ecn_capable = true;  // DCQCN needs ECT(0) data
@@ -295,6 +320,7 @@ RunConfig parse_run_config(const toml::table& root, const std::string& source) {
     parse_backend(ports, cfg.testbed.backend);
     cfg.testbed.time_limit_ns = static_cast<TimeNs>(tb->number("time_limit_s", 30, 0.001, 3600) *
                                                     static_cast<double>(kNsPerSec));
+    cfg.testbed.pool_mbufs_given = tb->has("pool_mbufs");
     cfg.testbed.pool_mbufs =
         static_cast<uint32_t>(tb->integer("pool_mbufs", cfg.testbed.pool_mbufs, 1023, 1 << 22));
     cfg.testbed.idle_sleep_ns = tb->integer("idle_sleep_us", 0, 0, 10000) * kNsPerUs;

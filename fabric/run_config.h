@@ -42,6 +42,7 @@ struct TestbedParams {
   PortBackend backend = PortBackend::kRing;
   TimeNs time_limit_ns = 30 * kNsPerSec;
   uint32_t pool_mbufs = 16383;
+  bool pool_mbufs_given = false;  // [testbed] pool_mbufs set (else virtual_pool_mbufs sizes it)
   TimeNs idle_sleep_ns = 0;  // idle_sleep_us: RealtimeOptions::idle_sleep_ns (0 = busy poll)
   std::vector<std::string> eal_args;       // before the command line's `-- ...`
   std::map<std::string, uint32_t> placement;  // node name -> lcore (default: the main lcore)
@@ -119,6 +120,13 @@ void apply_agent_flags(RunConfig& cfg, const std::string& policy, const std::str
 /// hardware_pfc; for ports = "pci" the MTU [nic] mtu_bytes needs, and the lossless
 /// priorities and pause time of [switch] for hardware PFC. Lcore placement is the job's.
 RealtimeOptions realtime_options(const RunConfig& cfg);
+
+/// The mbufs of a virtual-time run's header-only pool (frames without payload bytes): [testbed]
+/// pool_mbufs if given, else enough that the pool, not the network, never limits the run: every
+/// switch's buffer filled to its PFC limit (ingress dynamic thresholds of all its ports, plus
+/// their headroom) in frames of the MTU, every wire's bandwidth-delay product, and 64 per host;
+/// at least pool_mbufs' default, at most 2^22. A pool that still runs dry is reported.
+uint32_t virtual_pool_mbufs(const RunConfig& cfg);
 
 /// Empty if the links with rate_gbps = "port" can be run, else why not: they need the
 /// real-time engine (`realtime`) on ports = "pci". Pure.

@@ -125,6 +125,7 @@ WorkloadResult WorkloadFabric::result(const char* engine, TimeNs end) {
   WorkloadResult r;
   r.engine = engine;
   r.seed = cfg_.seed;
+  r.pool_mbufs = cfg_.testbed.pool_mbufs;
   r.end_ns = end;
   for (uint32_t i = 0; i < switches_.size(); ++i) {
     if (!switches_[i]) continue;
@@ -135,6 +136,7 @@ WorkloadResult WorkloadFabric::result(const char* engine, TimeNs end) {
       for (auto v : c.pfc_storms) r.pfc.switch_storms += v;
       r.switch_drops += c.total_drops();
       r.ecn_marked_packets += c.ecn_marked_packets;
+      r.switch_alloc_failures += c.mbuf_alloc_failures;
     }
   }
   uint64_t cnps = 0;
@@ -144,6 +146,7 @@ WorkloadResult WorkloadFabric::result(const char* engine, TimeNs end) {
     cnps += c.cnps_sent;
     r.retransmitted_packets += c.retransmitted_packets;
     r.timeouts += c.timeouts;
+    r.nic_alloc_failures += c.tx_alloc_failures;
     for (int prio = 0; prio < kNumPriorities; ++prio) {
       r.pfc.nic_pauses_received += c.pfc_frames_received[prio];
       r.pfc.nic_storms += c.pfc_storms[prio];

@@ -74,7 +74,8 @@ WorkloadResult run_workload_virtual(const RunConfig& cfg, const WorkloadRunOptio
   // Nobody reads the frames' payload bytes unless a capture writes them: elide them, and
   // the mbufs need room for headers only (NicParams::elide_payload).
   const bool elide = cfg.capture.ports.empty();
-  RunPool pool(cfg.testbed.pool_mbufs, elide ? nic::kElidedFrameRoomBytes : kPoolDataBytes,
+  const uint32_t pool_mbufs = elide ? virtual_pool_mbufs(cfg) : cfg.testbed.pool_mbufs;
+  RunPool pool(pool_mbufs, elide ? nic::kElidedFrameRoomBytes : kPoolDataBytes,
                RunPool::Fault::kLazy);
   WorkloadResult r;
   {
@@ -97,6 +98,7 @@ WorkloadResult run_workload_virtual(const RunConfig& cfg, const WorkloadRunOptio
     const TimeNs end = e.run_until(cfg.sim.until_ns);
     taps.end();
     r = f.result("virtual", end);
+    r.pool_mbufs = pool_mbufs;
     r.link_hops = total_tx_packets(cfg.topology.topology, e);
     r.agent = taps.agent_stats();
     r.wall_ns = e.stats().wall_ns;

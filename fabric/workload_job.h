@@ -69,6 +69,11 @@ struct WorkloadResult {
   uint64_t retransmitted_packets = 0, timeouts = 0;
   uint64_t link_hops = 0;  // frames sent on every link (data, ACK, CNP, pause): metrics.csv
   uint64_t switch_drops = 0, ecn_marked_packets = 0;
+  // The mbuf pool ([testbed] pool_mbufs) ran dry: frames NICs could not build when they
+  // had one to send (retried 1 us later), PFC frames switches could not build (retried at
+  // the port's next transmission). Either means the pool, not the network, shaped the run.
+  uint64_t nic_alloc_failures = 0, switch_alloc_failures = 0;
+  uint32_t pool_mbufs = 0;
   PfcTotals pfc;
   std::vector<FlowFailure> failures;  // the first failures (at most 64), by flow id
   AgentStats agent;  // [agent]: policy and counts in metrics.csv; step times on stdout only

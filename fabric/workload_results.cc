@@ -125,6 +125,15 @@ std::string workload_text(const WorkloadResult& r) {
                 static_cast<unsigned long long>(r.pfc.nic_pauses_received),
                 static_cast<double>(r.pfc.nic_paused_ns) / 1e6);
   s += line;
+  if (r.nic_alloc_failures + r.switch_alloc_failures > 0) {
+    std::snprintf(line, sizeof line,
+                  "  mbuf pool ran dry: %llu frames NICs could not build, %llu PFC frames switches "
+                  "could not: the pool (%u mbufs), not the network, shaped this run; raise "
+                  "[testbed] pool_mbufs\n",
+                  static_cast<unsigned long long>(r.nic_alloc_failures),
+                  static_cast<unsigned long long>(r.switch_alloc_failures), r.pool_mbufs);
+    s += line;
+  }
   s += pci_ports_text(r.pci_ports);
   if (r.pfc.switch_storms + r.pfc.nic_storms > 0) {
     std::snprintf(line, sizeof line, "  PFC watchdog: %llu storms on switch ports, %llu on NICs\n",

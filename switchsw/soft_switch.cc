@@ -34,9 +34,8 @@ SharedBufferConfig shared_buffer_config(const SwitchParams& params, const Topolo
   for (const auto& p : topo.node(node_index).ports) {
     const TopoLink& l = topo.links()[p.link];
     // Headroom absorbs what is in flight while XOFF travels and takes effect: one round
-    // trip of the link (2 x rate x delay) plus slack for the frame the upstream is sending
-    // and the one our port is sending ahead of the PFC frame.
-    const uint64_t auto_bytes = 2 * bytes_in(l.delay_ns, l.rate_bps) + params.headroom_slack_bytes;
+    // trip of the link (2 x rate x delay) plus slack (SwitchParams::slack_bytes).
+    const uint64_t auto_bytes = 2 * bytes_in(l.delay_ns, l.rate_bps) + params.slack_bytes();
     c.headroom_bytes.push_back(params.headroom_bytes ? params.headroom_bytes
                                                      : static_cast<uint32_t>(auto_bytes));
   }

@@ -95,8 +95,8 @@ SwitchParams parse_switch_params(ConfigReader& r, const std::string& source) {
   p.alpha = r.number("alpha", p.alpha, 1.0 / 65536, 64);
   p.egress_alpha = r.number("egress_alpha", p.egress_alpha, 1.0 / 65536, 64);
   p.headroom_bytes = static_cast<uint32_t>(r.number("headroom_kb", 0, 0, 1 << 20) * 1024);
-  p.headroom_slack_bytes =
-      static_cast<uint32_t>(r.integer("headroom_slack_bytes", p.headroom_slack_bytes, 0, 1 << 24));
+  if (r.has("headroom_slack_bytes"))
+    p.headroom_slack_bytes = static_cast<uint32_t>(r.integer("headroom_slack_bytes", 0, 0, 1 << 24));
   p.resume_offset_bytes =
       static_cast<uint32_t>(r.integer("resume_offset_bytes", p.resume_offset_bytes, 0, 1 << 24));
   p.pfc = r.boolean("pfc", p.pfc);

@@ -11,6 +11,7 @@
 // [switch.ecn]. Units: sizes in the TOML are KB (1024 B) or bytes as named; rates in Gbps.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -53,7 +54,19 @@ struct SwitchParams {
   double alpha = 1.0 / 8;                    // ingress dynamic threshold
   double egress_alpha = 1.0 / 8;             // lossy egress dynamic threshold
   uint32_t headroom_bytes = 0;               // per (port, lossless priority); 0 = auto
-  uint32_t headroom_slack_bytes = 3 * 1536;  // auto headroom = 2 x rate x delay + slack
+  // Auto headroom = 2 x rate x delay + slack. Slack: what else arrives after XOFF is due:
+  // the frame our port is sending ahead of the PFC frame, the one the upstream is sending
+  // when it takes effect, and the one that crossed the threshold. kAutoSlack: 3 x the largest
+  // frame (max_frame_bytes, at least 1536).
+  static constexpr uint32_t kAutoSlack = UINT32_MAX;
+  uint32_t headroom_slack_bytes = kAutoSlack;
+  // The largest frame on the switch's links: runs set it from [nic] mtu_bytes
+  // (max_frame_bytes_for_mtu). 1536 covers the default MTU of 1024.
+  uint32_t max_frame_bytes = 1536;
+  uint32_t slack_bytes() const noexcept {
+    return headroom_slack_bytes != kAutoSlack ? headroom_slack_bytes
+                                              : 3 * std::max<uint32_t>(1536, max_frame_bytes);
+  }
   uint32_t resume_offset_bytes = 3 * 1024;   // XON hysteresis
   bool pfc = true;
   uint16_t pause_quanta = 0xffff;      // XOFF pause time; refreshed at half of it
@@ -86,6 +99,10 @@ struct SwitchParams {
 /// Every problem goes to r.errors() as `switch.key=value: reason (line N)`; calls r.finish().
 /// `source`: the run file's path, against which a relative ecn_profile is also looked up.
 SwitchParams parse_switch_params(ConfigReader& r, const std::string& source = "");
+
+/// The largest RoCEv2 frame of a path MTU (payload) of `mtu_bytes`: every header a frame
+/// may carry (Ethernet, IPv6, UDP, BTH, RETH, ImmDt, ICRC: 98 bytes) rounded up to 128.
+constexpr uint32_t max_frame_bytes_for_mtu(uint32_t mtu_bytes) noexcept { return mtu_bytes + 128; }
 
 /// The [ecn] table of the ECN profile file named by string `key` of `r` (configs/ecn/*.toml;
 /// a relative path is looked up in the working directory, then beside `source`, the run

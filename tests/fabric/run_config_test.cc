@@ -43,6 +43,34 @@ TEST(RunConfig, StarWithDefaultsWritesFourMiBFromH0ToH1) {
   EXPECT_EQ(c.topology.topology.nodes().size(), 4u);
 }
 
+// [nic] mtu_bytes gives the switches their largest frame (the automatic PFC headroom), and
+// the virtual-time pool is sized from the network unless [testbed] pool_mbufs is given: by
+// hand for a 2-host star of 100 Gbps, 1 us links, 4 MB buffer, MTU 4096 (frames of 4,224 B).
+TEST(RunConfig, MtuSetsTheSwitchFrameAndThePoolIsSizedForTheNetwork) {
+  const auto parse = [](int buffer_mb, const std::string& extra) {
+    return parse_run_config(
+        toml::parse("[topology]\nkind = \"star\"\nhosts = 2\nrate_gbps = 100\ndelay_ns = 1000\n"
+                    "[nic]\nmtu_bytes = 4096\n[switch]\nbuffer_mb = " +
+                    std::to_string(buffer_mb) + "\n" + extra),
+        "pool-test");
+  };
+  const RunConfig c = parse(4, "");
+  EXPECT_EQ(c.switch_params.max_frame_bytes, 4096u + 128);
+  EXPECT_FALSE(c.testbed.pool_mbufs_given);
+  // One switch of 2 ports, alpha 1/8: 4 MiB x (2/8) / (1 + 2/8) = 838,860.8 B of shared use,
+  // plus 2 ports x 1 lossless priority x (2 x 12,500 + 3 x 4,224) B of headroom = 75,344 B;
+  // 2 links x 2 x (12,500 / 4,224 + 2) frames on the wires; 64 per host: 128 + 216.4 +
+  // 19.8 = 364 -> the default 16,383 is larger.
+  EXPECT_EQ(virtual_pool_mbufs(c), 16383u);
+  // 32 switches' worth of buffer: 4 GiB instead of 4 MiB (x 1024): ~203,000 + 148.
+  const RunConfig big = parse(4096, "");
+  const double want = 128 + (4096.0 * 1048576 * 0.2 + 75344) / 4224 + 2 * 2 * (12500.0 / 4224 + 2);
+  EXPECT_NEAR(virtual_pool_mbufs(big), want, 1.0);
+  const RunConfig given = parse(4, "[testbed]\npool_mbufs = 2047\n");
+  EXPECT_TRUE(given.testbed.pool_mbufs_given);
+  EXPECT_EQ(virtual_pool_mbufs(given), 2047u);
+}
+
 TEST(RunConfig, ReadsEveryTable) {
   const RunConfig c = parse_run_config(toml::parse(std::string(kTopo) + R"(
 [run]

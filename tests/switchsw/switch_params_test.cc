@@ -32,6 +32,25 @@ TEST(SwitchParams, DefaultFileGivesLosslessRdmaAndStrictControl) {
   EXPECT_EQ(p.ecn_for_port(0, 100 * kBpsPerGbps), (EcnSetting{5 * 1024, 200 * 1024, 0.01}));
 }
 
+// The automatic headroom slack is three frames of the largest size on the links (at least
+// 1536 bytes each, the old fixed 4,608 bytes); headroom_slack_bytes, when given, is used as is
+// (0 included).
+TEST(SwitchParams, HeadroomSlackIsThreeFramesOfTheMtuUnlessGiven) {
+  ConfigErrors errs;
+  SwitchParams p = parse("[switch]\nbuffer_mb = 4\n", errs);
+  ASSERT_TRUE(errs.empty()) << errs.format("t");
+  EXPECT_EQ(p.headroom_slack_bytes, SwitchParams::kAutoSlack);
+  EXPECT_EQ(p.slack_bytes(), 3u * 1536);
+  p.max_frame_bytes = max_frame_bytes_for_mtu(1024);
+  EXPECT_EQ(p.slack_bytes(), 3u * 1536) << "frames of MTU 1024 fit in 1536 bytes";
+  p.max_frame_bytes = max_frame_bytes_for_mtu(4096);
+  EXPECT_EQ(p.slack_bytes(), 3u * (4096 + 128));
+  SwitchParams given = parse("[switch]\nheadroom_slack_bytes = 0\n", errs);
+  ASSERT_TRUE(errs.empty()) << errs.format("t");
+  given.max_frame_bytes = max_frame_bytes_for_mtu(4096);
+  EXPECT_EQ(given.slack_bytes(), 0u);
+}
+
 TEST(SwitchParams, PfcWatchdogTable) {
   ConfigErrors errs;
   EXPECT_FALSE(parse("[switch]\n", errs).pfc_watchdog.on()) << "off without the table";

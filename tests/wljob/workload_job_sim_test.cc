@@ -441,6 +441,60 @@ TEST(WorkloadJobSim, IncastPfcNeverTripsTheWatchdogs) {
       << workload_text(r);
 }
 
+// PFC is lossless at MTU 4096: the automatic headroom covers the link's round trip and three
+// frames of the MTU (the one ahead of the XOFF, the upstream's current one, the one over the
+// threshold). A permutation on a K=4 fat tree with a 2 MB buffer and DCQCN off pauses links
+// all the time; the headroom of MTU-1024 frames (the old fixed slack of 3 x 1536 bytes) drops
+// frames in that run.
+RunConfig mtu4096_permutation(const std::string& extra) {
+  std::ostringstream t;
+  t << "[run]\nseed = 5\n[topology]\nkind = \"fattree\"\nk = 4\n[nic]\nmtu_bytes = 4096\n"
+    << "[switch]\nbuffer_mb = 2\n" << extra
+    << "[workload]\nqp_per_flow = true\n[workload.matrix]\npattern = \"permutation\"\n"
+    << "size_bytes = 1048576\n[sim]\nuntil_us = 100000\n";
+  return parse_run_config(toml::parse(t.str()), "mtu4096-permutation");
+}
+
+TEST(WorkloadJobSim, PfcIsLosslessAtMtu4096) {
+  start_eal();
+  const RunConfig cfg = mtu4096_permutation("");
+  EXPECT_EQ(cfg.switch_params.slack_bytes(), 3 * sw::max_frame_bytes_for_mtu(4096));
+  const WorkloadResult r = run_workload_virtual(cfg, quiet());
+  ASSERT_TRUE(r.all_finished);
+  EXPECT_EQ(r.records.size(), 16u);
+  EXPECT_GT(r.summary.pfc_pauses, 50u) << "the run should exercise PFC";
+  EXPECT_EQ(r.switch_drops, 0u);
+  EXPECT_EQ(r.retransmitted_packets, 0u);
+  EXPECT_EQ(r.nic_alloc_failures + r.switch_alloc_failures, 0u);
+
+  const WorkloadResult old = run_workload_virtual(mtu4096_permutation("headroom_slack_bytes = 4608\n"), quiet());
+  EXPECT_GT(old.switch_drops, 0u) << "a headroom for 1.5 KB frames should overflow at MTU 4096";
+}
+
+// The virtual-time pool is sized for the network unless [testbed] pool_mbufs says otherwise;
+// a pool too small for the run is reported (it throttles NICs and delays PFC frames).
+TEST(WorkloadJobSim, APoolTooSmallForTheRunIsReported) {
+  start_eal();
+  const RunConfig sized = mtu4096_permutation("");
+  EXPECT_FALSE(sized.testbed.pool_mbufs_given);
+  const WorkloadResult ok = run_workload_virtual(sized, quiet());
+  EXPECT_EQ(ok.pool_mbufs, virtual_pool_mbufs(sized));
+  EXPECT_EQ(ok.nic_alloc_failures + ok.switch_alloc_failures, 0u);
+  EXPECT_EQ(workload_text(ok).find("mbuf pool ran dry"), std::string::npos) << workload_text(ok);
+
+  const RunConfig tiny = mtu4096_permutation("[testbed]\npool_mbufs = 1023\n");
+  EXPECT_TRUE(tiny.testbed.pool_mbufs_given);
+  EXPECT_EQ(virtual_pool_mbufs(tiny), 1023u);
+  const WorkloadResult dry = run_workload_virtual(tiny, quiet());
+  EXPECT_TRUE(dry.all_finished) << "a dry pool slows the run, it loses nothing";
+  EXPECT_EQ(dry.pool_mbufs, 1023u);
+  EXPECT_GT(dry.nic_alloc_failures, 0u);
+  EXPECT_NE(workload_text(dry).find("mbuf pool ran dry: " + std::to_string(dry.nic_alloc_failures) +
+                                    " frames NICs could not build"),
+            std::string::npos)
+      << workload_text(dry);
+}
+
 // One exit rule for rocemu-sim, rocemu-host and the merge; failed flows are listed.
 TEST(WorkloadJobSim, ExitStatusAndFailureReport) {
   WorkloadResult r;
