@@ -4,7 +4,8 @@
 # (and DCQCN off), MTU 4096, 100 Gbps, 1 us per hop. Prints link-hops per second of wall time
 # (a link-hop: one packet — data, ACK, CNP or pause — crossing one link; htsim's unit), events
 # per second and the peak RSS of each run, against the targets. A figure, not a test: wall
-# time swings with the machine's load; compare runs made side by side.
+# time swings with the machine's load; compare runs made side by side. A run whose mbuf pool
+# ran dry is no figure (it measured the pool): the script stops there, with exit status 1.
 #
 # usage: scripts/bench_scale.sh [BUILD_DIR] [--smoke]
 #   default: K=8 128 x 16 MiB (DCQCN on, off), K=16 1,024 x 2 MiB (DCQCN on)
