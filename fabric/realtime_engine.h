@@ -125,7 +125,11 @@ void prefault_pool(rte_mempool* pool) noexcept;
 /// use (the 24-host Clos episode's 32,767 x 9 KB pool: ~0.5 s of CPU spent zeroing pages).
 /// A kLazy pool's mbufs live in anonymous memory with no IOVA (nothing DMAs in virtual time):
 /// never cleared by DPDK on free, unmapped instead. Never hand a kLazy pool to an ethdev.
+/// A kLazy pool of header-only mbufs (`data_bytes` <= kHeaderOnlyRoomBytes) is compact: its
+/// headroom overlaps the mbuf header (rte_pktmbuf_headroom() says 128 as ever, but nothing
+/// may be prepended: the bytes before a frame's data start are the mbuf's own).
 inline constexpr uint32_t kPoolDataBytes = 9216;
+inline constexpr uint32_t kHeaderOnlyRoomBytes = 128;
 class RunPool {
  public:
   enum class Fault : uint8_t { kPrefault, kLazy };

@@ -99,6 +99,9 @@ void VirtualEngine::fly(Port& p, TimeNs t, rte_mbuf* m) {
 
 void VirtualEngine::launch(Port& p, rte_mbuf* m, TimeNs now) {
   const uint32_t bytes = rte_pktmbuf_pkt_len(m);
+  // Where frames start in their mbufs (prefetch_top's guess): the header's line is loaded.
+  frame_offset_ = static_cast<uint32_t>(rte_pktmbuf_mtod(m, const char*) -
+                                        reinterpret_cast<const char*>(m));
   const TimeNs done = now + serialization_ns(bytes, p.rate_bps);
   busy_[p.global >> 6] |= uint64_t{1} << (p.global & 63);
   p.busy_until = done;
@@ -163,10 +166,11 @@ void VirtualEngine::prefetch_top() const noexcept {
   if (!m) return;
   __builtin_prefetch(m);  // the mbuf header's two cache lines
   __builtin_prefetch(m + 64);
-  // The frame's headers: a pool mbuf's data start without reading the header (which is what
-  // is being loaded): the buffer follows the header, the frame the headroom. A guess for an
-  // mbuf whose data was adjusted; a prefetch of a wrong line costs nothing but the load.
-  __builtin_prefetch(m + sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM);
+  // The frame's headers without reading the header (which is what is being loaded): where
+  // the last frame launched started in its mbuf (every mbuf of a pool has the same layout).
+  // A guess for an mbuf whose data was adjusted; a prefetch of a wrong line costs nothing
+  // but the load.
+  __builtin_prefetch(m + frame_offset_);
 }
 
 void VirtualEngine::send(Port& p, TimeNs now) {

@@ -138,6 +138,9 @@ class VirtualEngine {
   std::vector<const uint64_t*> tx_ready_;  // per node: Node::tx_ready_ports()
   std::vector<uint32_t> port_base_;  // first Port of each node in ports_
   std::vector<uint32_t> peer_node_;  // per port in ports_: the node at the wire's far end
+  // Bytes from an mbuf to its frame as launch() last saw (prefetch_top's guess; every frame
+  // in flight was launched).
+  uint32_t frame_offset_ = 0;
   std::vector<Port> ports_;
   // Bit i: ports_[i]'s wire is serialising a frame (a kWireFree event is pending). Dense, so
   // finding a node's free ports reads a word, not a line per port.

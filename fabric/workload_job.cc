@@ -74,6 +74,8 @@ WorkloadResult run_workload_virtual(const RunConfig& cfg, const WorkloadRunOptio
   // Nobody reads the frames' payload bytes unless a capture writes them: elide them, and
   // the mbufs need room for headers only (NicParams::elide_payload).
   const bool elide = cfg.capture.ports.empty();
+  static_assert(nic::kElidedFrameRoomBytes <= kHeaderOnlyRoomBytes,
+                "an eliding host's pool is a compact header-only one");
   const uint32_t pool_mbufs = elide ? virtual_pool_mbufs(cfg) : cfg.testbed.pool_mbufs;
   RunPool pool(pool_mbufs, elide ? nic::kElidedFrameRoomBytes : kPoolDataBytes,
                RunPool::Fault::kLazy);

@@ -3,6 +3,7 @@
 // flow completes, each FCT is at least its ideal (docs/workloads.md), one seed replays
 // byte-identical result files, and a heavier load gives a higher median slowdown.
 #include <gtest/gtest.h>
+#include <rte_mbuf.h>
 
 #include <algorithm>
 #include <cmath>
@@ -493,6 +494,50 @@ TEST(WorkloadJobSim, APoolTooSmallForTheRunIsReported) {
                                     " frames NICs could not build"),
             std::string::npos)
       << workload_text(dry);
+}
+
+// A virtual-time pool of header-only mbufs is compact (fabric/realtime_engine.h): the
+// headroom is the mbuf header's own lines, the frame follows the header, and a full frame in
+// every mbuf leaves every header intact, through free and re-allocation. Other pools keep
+// DPDK's layout.
+TEST(RunPool, HeaderOnlyMbufsAreCompactAndFramesNeverTouchAHeader) {
+  start_eal();
+  constexpr unsigned kN = 511;  // at least 1.5 x the per-lcore cache (256)
+  RunPool pool(kN, kHeaderOnlyRoomBytes, RunPool::Fault::kLazy);
+  rte_mempool* mp = pool.get();
+  EXPECT_EQ(mp->elt_size, sizeof(rte_mbuf) + kHeaderOnlyRoomBytes);
+  EXPECT_EQ(rte_pktmbuf_data_room_size(mp), RTE_PKTMBUF_HEADROOM + kHeaderOnlyRoomBytes);
+  for (int round = 0; round < 2; ++round) {
+    std::vector<rte_mbuf*> ms(kN);
+    ASSERT_EQ(rte_pktmbuf_alloc_bulk(mp, ms.data(), kN), 0);
+    for (rte_mbuf* m : ms) {
+      EXPECT_EQ(rte_pktmbuf_mtod(m, char*), reinterpret_cast<char*>(m) + sizeof(rte_mbuf));
+      ASSERT_EQ(rte_pktmbuf_tailroom(m), kHeaderOnlyRoomBytes);
+      char* d = rte_pktmbuf_append(m, kHeaderOnlyRoomBytes);
+      ASSERT_NE(d, nullptr);
+      std::fill_n(d, kHeaderOnlyRoomBytes, static_cast<char>(0xa5));
+    }
+    for (rte_mbuf* m : ms) {
+      EXPECT_EQ(m->pool, mp);
+      EXPECT_EQ(rte_mbuf_refcnt_read(m), 1);
+      EXPECT_EQ(m->nb_segs, 1);
+      EXPECT_EQ(m->next, nullptr);
+      EXPECT_EQ(m->buf_len, RTE_PKTMBUF_HEADROOM + kHeaderOnlyRoomBytes);
+      EXPECT_EQ(rte_pktmbuf_pkt_len(m), kHeaderOnlyRoomBytes);
+      const char* d = rte_pktmbuf_mtod(m, const char*);
+      EXPECT_TRUE(std::all_of(d, d + kHeaderOnlyRoomBytes, [](char c) { return c == static_cast<char>(0xa5); }));
+    }
+    rte_pktmbuf_free_bulk(ms.data(), kN);
+  }
+  EXPECT_EQ(rte_mempool_avail_count(mp), kN);
+
+  RunPool full(kN, kPoolDataBytes, RunPool::Fault::kLazy);
+  rte_mbuf* m = rte_pktmbuf_alloc(full.get());
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(rte_pktmbuf_mtod(m, char*),
+            reinterpret_cast<char*>(m) + sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM);
+  EXPECT_EQ(rte_pktmbuf_tailroom(m), kPoolDataBytes);
+  rte_pktmbuf_free(m);
 }
 
 // One exit rule for rocemu-sim, rocemu-host and the merge; failed flows are listed.
