@@ -109,8 +109,18 @@ void VirtualEngine::launch(Port& p, rte_mbuf* m, TimeNs now) {
   p.wire.tx_bytes += bytes;
   if (p.tap) [[unlikely]]
     p.tap->on_packet(PortRef{p.node, p.index}, true, m, now);
-  push(done, Kind::kWireFree, p.node, p.index,
-       const_cast<rte_mbuf*>(nodes_[p.node]->tx_next_hint(p.index)));
+  // The frame this wire will most likely carry next (the head of the queue this one left)
+  // has waited in the queue, and its lines are cold: loading them now, one serialisation
+  // ahead (hundreds of events), rather than one event ahead (prefetch_top) hides the miss.
+  // K=8 without DCQCN (deep queues): +5% link-hops/s; with DCQCN +2.5% (docs/engines.md).
+  const rte_mbuf* next = nodes_[p.node]->tx_next_hint(p.index);
+  if (next) {
+    const auto* n = reinterpret_cast<const char*>(next);
+    __builtin_prefetch(n);
+    __builtin_prefetch(n + 64);
+    __builtin_prefetch(n + frame_offset_);
+  }
+  push(done, Kind::kWireFree, p.node, p.index, const_cast<rte_mbuf*>(next));
   if (!p.up) {
     stats_.lost++;
     p.wire.dropped++;
