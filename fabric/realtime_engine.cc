@@ -138,15 +138,17 @@ rte_mempool* create_anonymous_pool(const std::string& name, uint32_t n, uint16_t
     return give_up(-added);
   }
   if (mp->populated_size != n) return give_up(ENOMEM);  // the chunk is the pool's: freed with it
-  rte_mempool_obj_iter(mp, rte_pktmbuf_init, nullptr);
-  if (compact)
-    rte_mempool_obj_iter(
-        mp,
-        [](rte_mempool*, void*, void* obj, unsigned) {
+  // One pass over the objects (each is a cache miss: a K=16 pool has 1.8 M of them).
+  rte_mempool_obj_iter(
+      mp,
+      [](rte_mempool* pool, void* compact_arg, void* obj, unsigned i) {
+        rte_pktmbuf_init(pool, nullptr, obj, i);
+        if (compact_arg != nullptr) {
           auto* m = static_cast<rte_mbuf*>(obj);
           m->buf_addr = static_cast<char*>(m->buf_addr) - RTE_PKTMBUF_HEADROOM;
-        },
-        nullptr);
+        }
+      },
+      compact ? mp : nullptr);
   return mp;
 }
 
