@@ -167,7 +167,13 @@ void VirtualEngine::prefetch_top() const noexcept {
     // the sending port, whose peer comes from a dense array. (Prefetching more, or the
     // lines each node names as its hot state, measured slower at K=8: docs/engines.md.)
     uint32_t n = top.node;
-    if (top.kind == Kind::kFlight) n = peer_node_[port_base_[n] + top.port];
+    if (top.kind != Kind::kTimer) {
+      // The engine's line of the event's port (a kFlight's sending port: the head of its
+      // wire; a wire-free's port; an arrival's receiving port): +1-3% at K=8.
+      const uint32_t g = port_base_[n] + top.port;
+      __builtin_prefetch(ports_.data() + g);
+      if (top.kind == Kind::kFlight) n = peer_node_[g];
+    }
     const auto* o = reinterpret_cast<const char*>(nodes_[n]);
     __builtin_prefetch(o);
     __builtin_prefetch(o + 64);
