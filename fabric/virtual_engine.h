@@ -133,6 +133,8 @@ class VirtualEngine {
   /// lines of the node it calls into the cache: by the time it is popped, the current
   /// event's node call has hidden the misses.
   void prefetch_top() const noexcept;
+  /// Starts loading an mbuf's header lines and its frame's first line (frame_offset_).
+  void prefetch_frame(const rte_mbuf* m) const noexcept;
 
   std::vector<Node*> nodes_;
   std::vector<const uint64_t*> tx_ready_;  // per node: Node::tx_ready_ports()
