@@ -125,8 +125,9 @@ FctSummary FctStats::summarize() const {
     s.goodput_bps = s.mean_flow_rate_bps = kNaN;
   }
 
-  s.queue_samples = queue_samples_.size();
-  std::vector<double> q(queue_samples_.begin(), queue_samples_.end());
+  s.queue_samples = empty_queue_samples_ + queue_samples_.size();
+  std::vector<double> q(empty_queue_samples_, 0.0);  // sorted first: the same sums and ranks
+  q.insert(q.end(), queue_samples_.begin(), queue_samples_.end());
   const SlowdownStats qs = stats_of(q);  // same mean and percentile rules as slowdowns
   s.mean_queue_bytes = qs.mean;
   s.p99_queue_bytes = qs.p99;

@@ -131,8 +131,15 @@ class FctStats {
 
   /// One finished flow. Allocation is amortised (records are kept for the per-flow CSV).
   void add(const FlowRecord& r) { records_.push_back(r); }
-  /// One sample of a queue length (e.g. every port's egress queue every interval).
-  void add_queue_sample(uint64_t queue_bytes) { queue_samples_.push_back(queue_bytes); }
+  /// One sample of a queue length (e.g. every port's egress queue every interval). Empty
+  /// queues, most samples of a large fabric, are only counted: a K=16 fat tree samples 5,120
+  /// ports every 10 us and keeping each zero cost ~11% of its run (growth copies, page faults).
+  void add_queue_sample(uint64_t queue_bytes) {
+    if (queue_bytes == 0)
+      ++empty_queue_samples_;
+    else
+      queue_samples_.push_back(queue_bytes);
+  }
   void add_pfc_pauses(uint64_t n) noexcept { pfc_pauses_ += n; }
   void add_cnps(uint64_t n) noexcept { cnps_ += n; }
   void add_unfinished(uint64_t n) noexcept { unfinished_ += n; }
@@ -144,7 +151,8 @@ class FctStats {
  private:
   SizeBins bins_;
   std::vector<FlowRecord> records_;
-  std::vector<uint64_t> queue_samples_;
+  std::vector<uint64_t> queue_samples_;  // the non-zero samples
+  uint64_t empty_queue_samples_ = 0;
   uint64_t pfc_pauses_ = 0;
   uint64_t cnps_ = 0;
   uint64_t unfinished_ = 0;

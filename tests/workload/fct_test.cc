@@ -5,8 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <sstream>
+#include <vector>
 
 namespace rocemu::workload {
 namespace {
@@ -91,6 +94,30 @@ FlowRecord rec(uint64_t id, uint64_t size, TimeNs start, TimeNs fct, TimeNs idea
   r.finish_ns = start + fct;
   r.ideal_ns = ideal;
   return r;
+}
+
+TEST(FctStats, EmptyQueueSamplesCountedNotStoredGiveTheSameMeanAndP99) {
+  // Zeros are only counted (most samples of a large fabric); the summary must equal the one
+  // over every sample kept: the mean summed in sorted order, the p99 interpolated.
+  for (const double zero_share : {0.0, 0.5, 0.98, 0.995, 1.0}) {
+    std::mt19937_64 rng(7);
+    std::bernoulli_distribution is_zero(zero_share);
+    std::uniform_int_distribution<uint64_t> bytes(1, 3'000'000);
+    FctStats st(SizeBins::fixed({1000}));
+    std::vector<double> all;
+    for (int i = 0; i < 20'000; ++i) {
+      const uint64_t b = is_zero(rng) ? 0 : bytes(rng);
+      st.add_queue_sample(b);
+      all.push_back(static_cast<double>(b));
+    }
+    std::sort(all.begin(), all.end());
+    double sum = 0;
+    for (double x : all) sum += x;
+    const FctSummary s = st.summarize();
+    EXPECT_EQ(s.queue_samples, all.size());
+    EXPECT_EQ(s.mean_queue_bytes, sum / static_cast<double>(all.size())) << zero_share;
+    EXPECT_EQ(s.p99_queue_bytes, percentile_sorted(all, 99)) << zero_share;
+  }
 }
 
 TEST(FctStats, SummaryMatchesHandComputedPercentilesPerBinAndOverall) {
