@@ -44,9 +44,6 @@ RouteTable::RouteTable(const Topology& topo, uint32_t node, uint64_t salt) : sal
   size_t n = 0;
   for (uint32_t h : topo.hosts())
     if (!mine[h].empty()) ++n;
-  const size_t cap = std::bit_ceil(std::max<size_t>(4, n * 2));
-  slots_.assign(cap, Entry{});
-  mask_ = static_cast<uint32_t>(cap - 1);
   // Destinations behind the same ports share one list: a fat tree's switch has a handful of
   // distinct sets (its uplinks, the ports down to a host or a pod), so next_hops_ stays a few
   // cache lines whatever the fabric's size (one list per host was 16 KB per K=16 switch and a
@@ -62,17 +59,44 @@ RouteTable::RouteTable(const Topology& topo, uint32_t node, uint64_t salt) : sal
     }
     return it->second;
   };
+  // The routed addresses: a dense range (at most 4 addresses per route) gets a direct index.
+  uint32_t lo = UINT32_MAX, hi = 0;
+  for (uint32_t h : topo.hosts()) {
+    if (mine[h].empty()) continue;
+    lo = std::min(lo, topo.node(h).ipv4);
+    hi = std::max(hi, topo.node(h).ipv4);
+  }
+  const bool dense = n > 0 && uint64_t{hi} - lo < 4 * uint64_t{n};
+  if (dense) {
+    dense_lo_ = lo;
+    dense_.assign(hi - lo + 1, 0);
+  } else {
+    const size_t cap = std::bit_ceil(std::max<size_t>(4, n * 2));
+    slots_.assign(cap, Entry{});
+    keys_.assign(cap, 0);
+    mask_ = static_cast<uint32_t>(cap - 1);
+  }
+  std::map<uint16_t, uint16_t> entry_of_list;  // next_hops_ index -> routes_by_list_ index
   for (uint32_t h : topo.hosts()) {
     const auto& ports = mine[h];
     if (ports.empty()) continue;
     Entry e;
-    e.ipv4 = topo.node(h).ipv4;
     e.first = add_next_hops(ports);
     e.count = static_cast<uint16_t>(ports.size());
-    uint32_t i = slot_of(e.ipv4);
-    while (slots_[i].count != 0 && slots_[i].ipv4 != e.ipv4) i = (i + 1) & mask_;
+    const uint32_t ipv4 = topo.node(h).ipv4;
+    if (dense) {
+      const auto [it, fresh] =
+          entry_of_list.try_emplace(e.first, static_cast<uint16_t>(routes_by_list_.size()));
+      if (fresh) routes_by_list_.push_back(e);
+      if (dense_[ipv4 - lo] == 0) ++routes_;
+      dense_[ipv4 - lo] = static_cast<uint16_t>(it->second + 1);
+      continue;
+    }
+    uint32_t i = slot_of(ipv4);
+    while (slots_[i].count != 0 && keys_[i] != ipv4) i = (i + 1) & mask_;
+    if (slots_[i].count == 0) ++routes_;
     slots_[i] = e;
-    ++routes_;
+    keys_[i] = ipv4;
   }
   size_t n6 = 0;
   for (uint32_t h : topo.hosts())

@@ -77,19 +77,27 @@ class RouteTable {
   /// Routes of switch `node` of `topo` towards every reachable host.
   RouteTable(const Topology& topo, uint32_t node, uint64_t salt);
 
+  /// A route: its list of next-hop ports (shared by every destination behind the same ports).
   struct Entry {
-    uint32_t ipv4 = 0;
     uint16_t first = 0;  // index into next_hops()
     uint16_t count = 0;  // 0 = empty slot
   };
 
   /// The route to `ipv4`, or nullptr if none.
   const Entry* find(uint32_t ipv4) const noexcept {
+    if (!dense_.empty()) {
+      // Host addresses in one dense range (the generated ones: 250 per /24): one 2-byte
+      // index per address. A K=16 switch's table is 2 KB instead of a 16 KB hash table,
+      // 0.6 MB for the fabric's 320 switches instead of 5 MB (a cache miss per packet).
+      const uint32_t i = ipv4 - dense_lo_;
+      if (i >= dense_.size() || dense_[i] == 0) return nullptr;
+      return &routes_by_list_[dense_[i] - 1];
+    }
     uint32_t i = slot_of(ipv4);
     while (true) {
       const Entry& e = slots_[i];
       if (e.count == 0) return nullptr;
-      if (e.ipv4 == ipv4) return &e;
+      if (keys_[i] == ipv4) return &e;
       i = (i + 1) & mask_;
     }
   }
@@ -110,6 +118,9 @@ class RouteTable {
   }
   uint64_t salt() const noexcept { return salt_; }
   size_t size() const noexcept { return routes_; }
+  /// True if the IPv4 routes are one direct index over a dense address range (at most four
+  /// addresses per route; the generated addresses are), false if a hash table.
+  bool direct_indexed() const noexcept { return !dense_.empty(); }
   size_t size6() const noexcept { return routes6_; }
   /// Ports held in all next-hop lists (each distinct ECMP set once).
   size_t next_hop_entries() const noexcept { return next_hops_.size(); }
@@ -118,7 +129,11 @@ class RouteTable {
   uint32_t slot_of(uint32_t ipv4) const noexcept {
     return static_cast<uint32_t>((uint64_t{ipv4} * 0x9e3779b97f4a7c15ULL) >> 32) & mask_;
   }
-  std::vector<Entry> slots_;
+  std::vector<Entry> slots_;     // IPv4 hash table (addresses not in one dense range)
+  std::vector<uint32_t> keys_;   // the address of each slots_ slot
+  std::vector<uint16_t> dense_;  // else: 1 + index into routes_by_list_ per address - dense_lo_
+  uint32_t dense_lo_ = 0;
+  std::vector<Entry> routes_by_list_;  // one Entry per distinct next-hop list
   std::vector<uint16_t> next_hops_;
   uint32_t mask_ = 0;
   std::vector<Entry> slots6_;    // IPv6 routes (Entry::ipv4 unused), empty if none
