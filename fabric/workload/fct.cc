@@ -52,12 +52,18 @@ double slowdown(TimeNs fct_ns, TimeNs ideal_ns) noexcept {
   return std::max(1.0, static_cast<double>(fct_ns) / static_cast<double>(ideal_ns));
 }
 
+// percentile_sorted over n sorted values given by at(i).
+template <class At>
+double percentile_of(uint64_t n, double p, At at) noexcept {
+  if (n == 0) return kNaN;
+  const double h = static_cast<double>(n - 1) * std::clamp(p, 0.0, 100.0) / 100.0;
+  const auto lo = static_cast<uint64_t>(std::floor(h));
+  if (lo + 1 >= n) return at(n - 1);
+  return at(lo) + (h - static_cast<double>(lo)) * (at(lo + 1) - at(lo));
+}
+
 double percentile_sorted(const std::vector<double>& v, double p) noexcept {
-  if (v.empty()) return kNaN;
-  const double h = static_cast<double>(v.size() - 1) * std::clamp(p, 0.0, 100.0) / 100.0;
-  const auto lo = static_cast<size_t>(std::floor(h));
-  if (lo + 1 >= v.size()) return v.back();
-  return v[lo] + (h - static_cast<double>(lo)) * (v[lo + 1] - v[lo]);
+  return percentile_of(v.size(), p, [&](uint64_t i) { return v[i]; });
 }
 
 // ---- SizeBins ----
@@ -125,12 +131,18 @@ FctSummary FctStats::summarize() const {
     s.goodput_bps = s.mean_flow_rate_bps = kNaN;
   }
 
-  s.queue_samples = empty_queue_samples_ + queue_samples_.size();
-  std::vector<double> q(empty_queue_samples_, 0.0);  // sorted first: the same sums and ranks
-  q.insert(q.end(), queue_samples_.begin(), queue_samples_.end());
-  const SlowdownStats qs = stats_of(q);  // same mean and percentile rules as slowdowns
-  s.mean_queue_bytes = qs.mean;
-  s.p99_queue_bytes = qs.p99;
+  // The same mean and percentile rules as slowdowns (stats_of) over every sample, the empty
+  // ones (only counted) first in the sorted order: a sum that starts with +0.0 additions and
+  // ranks below the non-zero samples, without building the vector of zeros.
+  const uint64_t zeros = empty_queue_samples_;
+  std::vector<double> q(queue_samples_.begin(), queue_samples_.end());
+  std::sort(q.begin(), q.end());
+  s.queue_samples = zeros + q.size();
+  double sum = 0;
+  for (double x : q) sum += x;
+  s.mean_queue_bytes = s.queue_samples ? sum / static_cast<double>(s.queue_samples) : kNaN;
+  s.p99_queue_bytes = percentile_of(s.queue_samples, 99,
+                                    [&](uint64_t i) { return i < zeros ? 0.0 : q[i - zeros]; });
   return s;
 }
 

@@ -118,6 +118,10 @@ TEST(FctStats, EmptyQueueSamplesCountedNotStoredGiveTheSameMeanAndP99) {
     EXPECT_EQ(s.mean_queue_bytes, sum / static_cast<double>(all.size())) << zero_share;
     EXPECT_EQ(s.p99_queue_bytes, percentile_sorted(all, 99)) << zero_share;
   }
+  const FctSummary none = FctStats(SizeBins::fixed({1000})).summarize();
+  EXPECT_EQ(none.queue_samples, 0u);
+  EXPECT_TRUE(std::isnan(none.mean_queue_bytes));
+  EXPECT_TRUE(std::isnan(none.p99_queue_bytes));
 }
 
 TEST(FctStats, SummaryMatchesHandComputedPercentilesPerBinAndOverall) {
