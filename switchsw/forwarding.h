@@ -136,7 +136,7 @@ class RouteTable {
   std::vector<Entry> routes_by_list_;  // one Entry per distinct next-hop list
   std::vector<uint16_t> next_hops_;
   uint32_t mask_ = 0;
-  std::vector<Entry> slots6_;    // IPv6 routes (Entry::ipv4 unused), empty if none
+  std::vector<Entry> slots6_;    // IPv6 routes, empty if none
   std::vector<Ipv6Addr> addr6_;  // the address of each slots6_ slot
   uint32_t mask6_ = 0;
   size_t routes6_ = 0;
