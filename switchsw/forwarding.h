@@ -133,7 +133,7 @@ class RouteTable {
   std::vector<uint32_t> keys_;   // the address of each slots_ slot
   std::vector<uint16_t> dense_;  // else: 1 + index into routes_by_list_ per address - dense_lo_
   uint32_t dense_lo_ = 0;
-  std::vector<Entry> routes_by_list_;  // one Entry per distinct next-hop list
+  std::vector<Entry> routes_by_list_;  // one Entry per distinct next-hop list, in order seen
   std::vector<uint16_t> next_hops_;
   uint32_t mask_ = 0;
   std::vector<Entry> slots6_;    // IPv6 routes, empty if none
