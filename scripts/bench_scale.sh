@@ -63,8 +63,26 @@ run() {
     "$name" "$hops" "$LHPS" "$events" "$rss" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
 }
 
+# memory_latency MIN_TIME_S: this machine's cost of one cache line read at random in 2, 8 and
+# 32 MiB of data (BM_MemoryLatency, tests/fabric/virtual_engine_bench.cc). A large fabric's
+# events each touch a few lines spread over megabytes, so the K=16 figure follows this curve
+# more than the engine's code does (docs/engines.md, "What bounds K=16").
+memory_latency() {
+  local bin=$build/tests/fabric/fabric_virtual_engine_bench
+  [ -x "$bin" ] || { echo "no $bin: build the project first"; exit 1; }
+  local line
+  line=$("$bin" --benchmark_filter='BM_MemoryLatency' --benchmark_min_time="$1" \
+           --benchmark_format=csv 2>/dev/null |
+         awk -F, '/^"BM_MemoryLatency/ { n = split($1, a, "[/:\"]"); key = a[4] " MiB" (a[6] == "1" ? " THP" : "");
+                                        out = out sprintf("%s%s %.0f", sep, key, $NF); sep = ", "; k++ }
+                  END { if (k != 6) exit 1; print out }') ||
+    { echo "memory latency: $bin gave no figures"; exit 1; }
+  echo "memory latency, one random cache line (ns): $line"
+}
+
 if [ "$smoke" = 1 ]; then
   run k4_perm_64k_dcqcn 4 65536 on
+  memory_latency 0.01
   echo "smoke run: ok"
   exit 0
 fi
@@ -75,3 +93,4 @@ echo
 echo "targets: K=8 with DCQCN >= 2.1 M link-hops/s (htsim, without DCQCN/shared buffer): $k8"
 echo "         K=8 without DCQCN >= 4 M: $k8off"
 echo "         K=16 >= 70% of K=8: $(awk -v a="$k16" -v b="$k8" 'BEGIN { printf "%.0f", 100 * a / b }')%"
+memory_latency 0.2
