@@ -64,20 +64,26 @@ run() {
 }
 
 # memory_latency MIN_TIME_S: this machine's cost of one cache line read at random in 2, 8 and
-# 32 MiB of data (BM_MemoryLatency, tests/fabric/virtual_engine_bench.cc). A large fabric's
-# events each touch a few lines spread over megabytes, so the K=16 figure follows this curve
-# more than the engine's code does (docs/engines.md, "What bounds K=16").
+# 32 MiB of data, and of one line per 4 KiB page over 32 MiB (the lines fit in the cache: the
+# TLB's reach), on 4 KiB pages and with transparent huge pages advised (BM_MemoryLatency,
+# tests/fabric/virtual_engine_bench.cc). A large fabric's events each touch a few lines spread
+# over megabytes, so the K=16 figure follows this curve more than the engine's code does
+# (docs/engines.md, fourteenth step).
 memory_latency() {
   local bin=$build/tests/fabric/fabric_virtual_engine_bench
   [ -x "$bin" ] || { echo "no $bin: build the project first"; exit 1; }
   local line
   line=$("$bin" --benchmark_filter='BM_MemoryLatency' --benchmark_min_time="$1" \
            --benchmark_format=csv 2>/dev/null |
-         awk -F, '/^"BM_MemoryLatency/ { n = split($1, a, "[/:\"]"); key = a[4] " MiB" (a[6] == "1" ? " THP" : "");
-                                        out = out sprintf("%s%s %.0f", sep, key, $NF); sep = ", "; k++ }
-                  END { if (k != 6) exit 1; print out }') ||
+         awk -F, '/^"BM_MemoryLatency/ { split($1, a, "[/:\"]"); ns[a[4] "/" a[6] "/" a[8]] = $NF; k++ }
+                  END {
+                    if (k != 8) exit 1
+                    printf "%.0f / %.0f / %.0f ns in 2 / 8 / 32 MiB (THP advised: %.0f / %.0f / %.0f); ",
+                           ns["2/0/64"], ns["8/0/64"], ns["32/0/64"], ns["2/1/64"], ns["8/1/64"], ns["32/1/64"]
+                    printf "one line per page over 32 MiB: %.0f ns (THP %.0f)\n", ns["32/0/4096"], ns["32/1/4096"]
+                  }') ||
     { echo "memory latency: $bin gave no figures"; exit 1; }
-  echo "memory latency, one random cache line (ns): $line"
+  echo "memory latency, one random cache line: $line"
 }
 
 if [ "$smoke" = 1 ]; then

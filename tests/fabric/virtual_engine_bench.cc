@@ -50,12 +50,16 @@ static void BM_VirtualEngineSaturatedLink(benchmark::State& state) {
 }
 BENCHMARK(BM_VirtualEngineSaturatedLink)->Arg(100000)->Unit(benchmark::kMillisecond);
 
-// range(0): working set in MiB; range(1): 1 = transparent huge pages advised, 0 = refused.
-// The lines form one random cycle (Sattolo's shuffle), each holding the next one's address,
-// so every read waits for the one before: latency, not bandwidth.
+// range(0): working set in MiB; range(1): 1 = transparent huge pages advised, 0 = refused;
+// range(2): bytes per line used (64: every line; 4096: one line per 4 KiB page, at a random
+// place in it so the lines spread over the cache's sets: 32 MiB of pages then hold 512 KiB of
+// lines, which fit in the cache, and what is measured is the TLB's reach). The lines form
+// one random cycle (Sattolo's shuffle), each holding the next one's address, so every read
+// waits for the one before: latency, not bandwidth.
 static void BM_MemoryLatency(benchmark::State& state) {
-  constexpr size_t kLine = 64, kHuge = size_t{2} << 20, kSteps = size_t{1} << 16;
+  constexpr size_t kHuge = size_t{2} << 20, kSteps = size_t{1} << 16;
   const size_t bytes = static_cast<size_t>(state.range(0)) << 20;
+  const auto block = static_cast<size_t>(state.range(2));
   void* raw = ::mmap(nullptr, bytes + kHuge, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) {
@@ -64,14 +68,13 @@ static void BM_MemoryLatency(benchmark::State& state) {
   }
   char* base = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(raw) + kHuge - 1) & ~(kHuge - 1));
   ::madvise(base, bytes, state.range(1) != 0 ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
-  const size_t n = bytes / kLine;
-  std::vector<uint32_t> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
+  const size_t n = bytes / block;
   Rng rng(1, "memory_latency");
-  for (size_t i = n - 1; i > 0; --i) std::swap(order[i], order[rng.below(i)]);  // Sattolo
-  for (size_t i = 0; i < n; ++i)
-    *reinterpret_cast<char**>(base + order[i] * kLine) = base + order[(i + 1) % n] * kLine;
-  char* p = base + order[0] * kLine;
+  std::vector<char*> line(n);  // the line used in each block
+  for (size_t i = 0; i < n; ++i) line[i] = base + i * block + rng.below(block / 64) * 64;
+  for (size_t i = n - 1; i > 0; --i) std::swap(line[i], line[rng.below(i)]);  // Sattolo
+  for (size_t i = 0; i < n; ++i) *reinterpret_cast<char**>(line[i]) = line[(i + 1) % n];
+  char* p = line[0];
   for (size_t i = 0; i < n; ++i) p = *reinterpret_cast<char**>(p);  // warm: one lap
   std::chrono::nanoseconds spent{0};
   for (auto _ : state) {
@@ -85,8 +88,10 @@ static void BM_MemoryLatency(benchmark::State& state) {
   ::munmap(raw, bytes + kHuge);
 }
 BENCHMARK(BM_MemoryLatency)
-    ->ArgsProduct({{2, 8, 32}, {0, 1}})
-    ->ArgNames({"MiB", "thp"})
+    ->ArgsProduct({{2, 8, 32}, {0, 1}, {64}})
+    ->Args({32, 0, 4096})
+    ->Args({32, 1, 4096})
+    ->ArgNames({"MiB", "thp", "stride"})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace rocemu::fabric
