@@ -25,6 +25,23 @@ class MinTree {
     while (leaves_ < n) leaves_ *= 2;
     nodes_.assign(2 * size_t{leaves_}, kNever);
   }
+  /// Room for entries [0, n), n >= size(): the entries kept, the new ones kNever. Doubles the
+  /// leaves when they run out, so growing one entry at a time is O(1) amortised (a host adds
+  /// its queue pairs one by one; resize() made that O(n) each, and every entry stale).
+  void grow(uint32_t n) {
+    if (n <= leaves_ && !nodes_.empty()) {
+      n_ = std::max(n_, n);
+      return;
+    }
+    uint32_t leaves = leaves_;
+    while (leaves < n) leaves *= 2;
+    std::vector<TimeNs> nodes(2 * size_t{leaves}, kNever);
+    for (uint32_t i = 0; i < n_; ++i) nodes[leaves + i] = nodes_[leaves_ + i];
+    for (uint32_t k = leaves - 1; k >= 1; --k) nodes[k] = std::min(nodes[2 * k], nodes[2 * k + 1]);
+    nodes_.swap(nodes);
+    leaves_ = leaves;
+    n_ = std::max(n_, n);
+  }
   /// Sets entry `i` (< size()) to `t`.
   void update(uint32_t i, TimeNs t) noexcept {
     uint32_t k = leaves_ + i;

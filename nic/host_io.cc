@@ -56,11 +56,12 @@ void RoceHost::track_new_qp() {
   const auto n = static_cast<uint32_t>(qps_.size());
   ctl_candidates_.resize((n + 63) / 64, 0);
   data_candidates_.resize((n + 63) / 64, 0);
-  qp_deadlines_.resize(n);
-  qp_timers_.resize(n);
+  qp_deadlines_.grow(n);  // the other QPs' entries stay current: only the new one is stale
+  qp_timers_.grow(n);
   dirty_.resize(n, 0);
-  dirty_qps_.reserve(n);
-  all_dirty_ = true;
+  // touch() never allocates: room for every QP, grown geometrically (reserve(n) for each new
+  // QP reallocated and copied the list every time: O(n) per QP).
+  if (dirty_qps_.capacity() < n) dirty_qps_.reserve(std::max<size_t>(n, 2 * dirty_qps_.capacity()));
   touch(n - 1);
 }
 

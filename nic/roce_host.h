@@ -361,7 +361,7 @@ class RoceHost final : public rocemu::Node {
   mutable MinTree qp_timers_;                // qp_timer() per QP index, current after flush
   mutable std::vector<uint32_t> dirty_qps_;  // indices whose qp_deadlines_ entry is stale
   mutable std::vector<uint8_t> dirty_;       // per index: queued in dirty_qps_
-  mutable bool all_dirty_ = false;           // every entry stale (PFC pause changed, new QP)
+  mutable bool all_dirty_ = false;           // every entry stale (a PFC pause changed)
   std::vector<MemoryRegion> mrs_;            // index = key >> 8
   std::vector<std::unique_ptr<AddressHandle>> ahs_;  // stable addresses: ibv_ah* handed out
   std::unique_ptr<RateLimitedLog> transport_log_;    // transport_error()

@@ -204,8 +204,7 @@ uint32_t RoceHost::create_qp(const QpInitAttr& a) {
   const uint32_t qpn = qp->qpn;
   if (reuse) {
     qps_[index] = std::move(qp);
-    all_dirty_ = true;
-    touch(index);
+    touch(index);  // the slot's deadlines are the new QP's from the next flush on
   } else {
     qps_.push_back(std::move(qp));
     track_new_qp();

@@ -72,5 +72,38 @@ TEST(MinTree, FirstDueEqualsAScanAndVisitsDueEntriesInIndexOrder) {
   EXPECT_EQ(MinTree().first_due(0, 0), 0u);  // empty: size() is 0
 }
 
+// grow() as a host uses it (one entry at a time, and in jumps), with updates in between: the
+// entries kept, the new ones kNever, min() and first_due() as over a tree built afresh.
+TEST(MinTree, GrowKeepsTheEntriesAndAddsNeverOnes) {
+  MinTree t;
+  std::vector<TimeNs> ref;
+  Rng rng(7);
+  while (ref.size() < 600) {
+    const auto n = static_cast<uint32_t>(ref.size() + (rng.next() % 4 == 0 ? 1 + rng.next() % 70 : 1));
+    t.grow(n);
+    ref.resize(n, kNever);
+    ASSERT_EQ(t.size(), n);
+    for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(t.at(i), ref[i]) << "n=" << n << " i=" << i;
+    ASSERT_EQ(t.min(), *std::min_element(ref.begin(), ref.end())) << "n=" << n;
+    for (int u = 0; u < 3; ++u) {
+      const auto i = static_cast<uint32_t>(rng.next() % n);
+      ref[i] = rng.next() % 3 == 0 ? kNever : static_cast<TimeNs>(rng.next() % 1000);
+      t.update(i, ref[i]);
+    }
+    ASSERT_EQ(t.min(), *std::min_element(ref.begin(), ref.end())) << "n=" << n;
+    const auto now = static_cast<TimeNs>(rng.next() % 1000);
+    const auto from = static_cast<uint32_t>(rng.next() % (n + 1));
+    uint32_t want = n;
+    for (uint32_t i = from; i < n; ++i)
+      if (ref[i] <= now) {
+        want = i;
+        break;
+      }
+    ASSERT_EQ(t.first_due(now, from), want) << "n=" << n;
+  }
+  t.grow(10);  // never shrinks
+  EXPECT_EQ(t.size(), ref.size());
+}
+
 }  // namespace
 }  // namespace rocemu
