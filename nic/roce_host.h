@@ -335,7 +335,7 @@ class RoceHost final : public rocemu::Node {
   bool full_frames_ = true;  // the pool's mbufs hold an MTU frame (else only elided ones)
   CongestionHooks* hooks_ = nullptr;
   uint64_t window_bytes_ = 0;
-  std::vector<uint32_t> free_qps_;  // indices of destroyed QPs (reused by create_qp)
+  std::vector<uint32_t> free_qps_;  // indices of destroyed QPs, a min-heap (create_qp takes the lowest)
   int32_t gsi_slot_ = -1;           // the slot of QP1 (QpInitAttr::gsi), -1 if none
   uint32_t live_qps_ = 0;
   uint32_t wc_waiting_ = 0;  // completions in all CQs (beside the counters every packet updates)

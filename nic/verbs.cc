@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 
 #include "common/log.h"
@@ -177,9 +178,9 @@ uint32_t RoceHost::create_qp(const QpInitAttr& a) {
   const bool reuse = !free_qps_.empty();
   uint32_t index = static_cast<uint32_t>(qps_.size());
   if (reuse) {
-    const auto it = std::min_element(free_qps_.begin(), free_qps_.end());
-    index = *it;
-    free_qps_.erase(it);
+    std::pop_heap(free_qps_.begin(), free_qps_.end(), std::greater<>{});
+    index = free_qps_.back();
+    free_qps_.pop_back();
   }
   auto qp = std::make_unique<Qp>();
   qp->qpn = a.gsi ? kGsiQpn : qpn_of_slot(index);
@@ -222,6 +223,7 @@ int RoceHost::destroy_qp(uint32_t qpn) {
   qp = find_qp(qpn);
   qp->destroyed = true;
   free_qps_.push_back(static_cast<uint32_t>(qp_slot(qpn)));
+  std::push_heap(free_qps_.begin(), free_qps_.end(), std::greater<>{});
   if (qpn == kGsiQpn) gsi_slot_ = -1;
   --live_qps_;
   return 0;

@@ -9,6 +9,7 @@
 #include <malloc.h>
 
 #include <memory>
+#include <vector>
 
 #include "nic/roce_host.h"
 #include "tests/support/eal_env.h"
@@ -60,6 +61,44 @@ void BM_CreateQpsOneByOne(benchmark::State& state) {
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_CreateQpsOneByOne)->Arg(256)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);
+
+// The same, into the slots of n destroyed QPs (flows that ended): each creation takes the
+// lowest free slot.
+void BM_CreateQpsIntoFreedSlots(benchmark::State& state) {
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  const auto n = static_cast<uint32_t>(state.range(0));
+  Topology topo;
+  topo.add_node("a", NodeKind::kHost);
+  topo.add_node("b", NodeKind::kHost);
+  topo.add_link(0, 1, 100 * kBpsPerGbps, 1000);
+  nic::NicParams p;
+  p.max_qps = n;
+  nic::RoceHost a(p, topo, 0, test::test_mempool(), 1);
+  nic::QpInitAttr attr;
+  attr.pd = a.alloc_pd();
+  attr.send_cq = attr.recv_cq = a.create_cq(16);
+  attr.max_send_wr = attr.max_recv_wr = 2;
+  std::vector<uint32_t> qpns(n);
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (uint32_t& q : qpns)
+      if (q != 0) (void)a.destroy_qp(q);
+    state.ResumeTiming();
+    for (uint32_t& q : qpns) {
+      q = a.create_qp(attr);
+      if (q == 0) {
+        state.SkipWithError("create failed");
+        return;
+      }
+      benchmark::DoNotOptimize(a.next_deadline());
+    }
+  }
+  state.counters["ns_per_qp"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * n,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_CreateQpsIntoFreedSlots)->Arg(256)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace rocemu

@@ -261,6 +261,17 @@ TEST(RandomQpns, KeyedPerHostAndSeedAndTheQpsWork) {
   EXPECT_EQ(h.qp_slot(second), 1);
   EXPECT_EQ(h.destroy_qp(second), 0);
   EXPECT_EQ(h.create_qp(a), second);
+  // Several destroyed, in any order: each creation takes the lowest free slot.
+  std::vector<uint32_t> q;  // slots 2..7
+  for (int i = 0; i < 6; ++i) q.push_back(h.create_qp(a));
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(h.qp_slot(q[static_cast<size_t>(i)]), i + 2);
+  for (int i : {4, 1, 5, 2}) EXPECT_EQ(h.destroy_qp(q[static_cast<size_t>(i)]), 0);  // slots 6 3 7 4
+  EXPECT_EQ(h.create_qp(a), q[1]);
+  EXPECT_EQ(h.create_qp(a), q[2]);
+  EXPECT_EQ(h.destroy_qp(q[0]), 0);  // slot 2, freed after the others
+  EXPECT_EQ(h.create_qp(a), q[0]);
+  EXPECT_EQ(h.create_qp(a), q[4]);
+  EXPECT_EQ(h.create_qp(a), q[5]);
 }
 
 }  // namespace
