@@ -5,8 +5,8 @@
 // BM_MemoryLatency: what one cache line read at random costs on this machine when the data
 // a run touches is 2, 8 or 32 MiB, on 4 KiB pages or advised transparent huge pages. A
 // large fabric's events each touch a few lines of state spread over megabytes, so its cost
-// per event follows this curve (docs/engines.md, "what bounds K=16"); scripts/bench_scale.sh
-// prints it beside its figures.
+// per event follows this curve (docs/engines.md, fourteenth step); the stride:4096 rows, one
+// line per page, measure the TLB's reach. scripts/bench_scale.sh prints them beside its figures.
 #include <benchmark/benchmark.h>
 #include <sys/mman.h>
 
@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "common/rng.h"
-
 #include "fabric/virtual_engine.h"
 #include "tests/fabric/test_nodes.h"
 #include "tests/fabric/fabric_pool.h"
