@@ -67,8 +67,8 @@ run() {
 # 32 MiB of data, and of one line per 4 KiB page over 32 MiB (the lines fit in the cache: the
 # TLB's reach), on 4 KiB pages and with transparent huge pages advised (BM_MemoryLatency,
 # tests/fabric/virtual_engine_bench.cc). A large fabric's events each touch a few lines spread
-# over megabytes, so the K=16 figure follows this curve more than the engine's code does
-# (docs/engines.md, fourteenth step).
+# over megabytes: this curve is why K=16 pays more per event than K=8 (docs/engines.md,
+# fourteenth step).
 memory_latency() {
   local bin=$build/tests/fabric/fabric_virtual_engine_bench
   [ -x "$bin" ] || { echo "no $bin: build the project first"; exit 1; }

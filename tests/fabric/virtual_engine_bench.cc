@@ -5,7 +5,7 @@
 // BM_MemoryLatency: what one cache line read at random costs on this machine when the data
 // a run touches is 2, 8 or 32 MiB, on 4 KiB pages or advised transparent huge pages. A
 // large fabric's events each touch a few lines of state spread over megabytes, so its cost
-// per event follows this curve (docs/engines.md, fourteenth step); the stride:4096 rows, one
+// per event depends on this curve (docs/engines.md, fourteenth step); the stride:4096 rows, one
 // line per page, measure the TLB's reach. scripts/bench_scale.sh prints them beside its figures.
 #include <benchmark/benchmark.h>
 #include <sys/mman.h>
