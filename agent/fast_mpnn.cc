@@ -10,6 +10,11 @@
 // neighbours per agent): 129 M, 25.2 k per agent, of which 14.7 k in edge messages; at 16 FMA
 // lanes per cycle (two 256-bit FMA pipes) that is >= 1,574 cycles per agent per step whatever
 // the data layout, at 32 (two 512-bit pipes, the AVX-512 build on Zen 5) >= 787.
+// Those are the counts with every hidden unit added. Units a ReLU left at zero add nothing and
+// are skipped (dense_live): in the edge pass the units no edge can make positive, in the
+// update and readout MLPs those zero in a whole tile of agents. The shipped trained model on
+// the K=16 fat tree's live counters keeps 10-12 of the 24 message units, so its edge messages
+// cost ~6.6 k multiply-adds per agent, not 14.7 k (random weights and features keep more).
 // ACC: per agent 12 x 32 + 32 x 120 = 4.2 k multiply-adds on 17.5 KB of its own weights, so
 // with thousands of ports the pass streams its weights from memory.
 //
@@ -74,12 +79,15 @@ template <int Out, int kRows, int kTile>
 // transposed ([In][Out]) so outputs are contiguous. Inputs [kZeroFrom, kZeroTo) are known to
 // be zero and skipped. GCC vector extensions: 8-wide FMA in the AVX2 build, SSE pairs in the
 // generic one (everything is force-inlined into the two builds of each pass).
-template <int In, int Out, int kRows, bool kRelu, int kZeroFrom = In, int kZeroTo = In>
+template <int In, int Out, int kRows, bool kRelu, int kZeroFrom = In, int kZeroTo = In,
+          bool kSparse = false>
 [[gnu::always_inline]] inline void dense_tile(const float* __restrict wt, const float* __restrict b,
                                               const float* __restrict x, size_t xs,
-                                              float* __restrict y, size_t ys) noexcept {
+                                              float* __restrict y, size_t ys,
+                                              uint32_t live = 0) noexcept {
   static_assert(Out % 8 == 0, "outputs come in 8-float vectors");
   static_assert(0 <= kZeroFrom && kZeroFrom <= kZeroTo && kZeroTo <= In);
+  static_assert(!kSparse || (In <= 32 && kZeroFrom == In), "a live mask covers every input");
   constexpr int kVecs = Out / 8;
   constexpr int kTile = tile_vecs<Out, kRows>();
   static_assert(kVecs % kTile == 0);
@@ -89,8 +97,12 @@ template <int In, int Out, int kRows, bool kRelu, int kZeroFrom = In, int kZeroT
       const v8f init = load8(b + (vc + t) * 8);
       for (int k = 0; k < kRows; ++k) acc[k][t] = init;
     }
-    for (int i = 0; i < kZeroFrom; ++i) add_input<Out>(acc, wt, x, xs, vc, i);
-    for (int i = kZeroTo; i < In; ++i) add_input<Out>(acc, wt, x, xs, vc, i);
+    if constexpr (kSparse) {
+      for (uint32_t m = live; m != 0; m &= m - 1) add_input<Out>(acc, wt, x, xs, vc, __builtin_ctz(m));
+    } else {
+      for (int i = 0; i < kZeroFrom; ++i) add_input<Out>(acc, wt, x, xs, vc, i);
+      for (int i = kZeroTo; i < In; ++i) add_input<Out>(acc, wt, x, xs, vc, i);
+    }
     for (int k = 0; k < kRows; ++k)
       for (int t = 0; t < kTile; ++t) {
         v8f v = acc[k][t];
@@ -131,13 +143,14 @@ constexpr int kWideRow = (Out + 15) / 16 * 16;
 
 // One pass over the inputs for whole vectors [kC0, kC0 + kG) of every row and, if kWithTail,
 // the last 8 outputs. xp: per pair of rows, its inputs interleaved (kRows > 1 with a tail).
-template <int In, int Out, int kRows, bool kRelu, int kZeroFrom, int kZeroTo, int kC0, int kG,
-          bool kWithTail>
+template <int In, int Out, int kRows, bool kRelu, int kZeroFrom, int kZeroTo, bool kSparse,
+          int kC0, int kG, bool kWithTail>
 [[gnu::always_inline]] inline void dense_group16(const float* __restrict wt,
                                                  const float* __restrict b,
                                                  const float* __restrict x, size_t xs,
                                                  const float* __restrict xp,
-                                                 float* __restrict y, size_t ys) noexcept {
+                                                 float* __restrict y, size_t ys,
+                                                 uint32_t live) noexcept {
   constexpr int kS = kWideRow<Out>;  // floats per weight row
   constexpr int kT = Out / 16 * 16;  // first tail output
   constexpr int kPairs = kRows > 1 ? kRows / 2 : 1;
@@ -177,8 +190,12 @@ template <int In, int Out, int kRows, bool kRelu, int kZeroFrom, int kZeroTo, in
       }
     }
   };
-  for (int i = 0; i < kZeroFrom; ++i) add(i);
-  for (int i = kZeroTo; i < In; ++i) add(i);
+  if constexpr (kSparse) {
+    for (uint32_t m = live; m != 0; m &= m - 1) add(__builtin_ctz(m));
+  } else {
+    for (int i = 0; i < kZeroFrom; ++i) add(i);
+    for (int i = kZeroTo; i < In; ++i) add(i);
+  }
 #pragma GCC unroll 16
   for (int k = 0; k < kRows; ++k)
 #pragma GCC unroll 16
@@ -201,29 +218,34 @@ template <int In, int Out, int kRows, bool kRelu, int kZeroFrom, int kZeroTo, in
 
 // Vectors [kC0, Out / 16) in groups: 2 vectors per row (with the tail in the first group:
 // 8 rows make 20 accumulators of the 32 registers) or, for one row, all of them.
-template <int In, int Out, int kRows, bool kRelu, int kZeroFrom, int kZeroTo, int kC0>
+template <int In, int Out, int kRows, bool kRelu, int kZeroFrom, int kZeroTo, bool kSparse,
+          int kC0>
 [[gnu::always_inline]] inline void dense_groups16(const float* __restrict wt,
                                                   const float* __restrict b,
                                                   const float* __restrict x, size_t xs,
                                                   const float* __restrict xp,
-                                                  float* __restrict y, size_t ys) noexcept {
+                                                  float* __restrict y, size_t ys,
+                                                  uint32_t live) noexcept {
   constexpr int kChunks = Out / 16;
   constexpr int kMax = kRows == 1 ? kChunks : 2;
   constexpr int kG = kChunks - kC0 < kMax ? kChunks - kC0 : kMax;
   constexpr bool kWithTail = kC0 == 0 && Out % 16 != 0;
-  dense_group16<In, Out, kRows, kRelu, kZeroFrom, kZeroTo, kC0, kG, kWithTail>(wt, b, x, xs, xp,
-                                                                               y, ys);
+  dense_group16<In, Out, kRows, kRelu, kZeroFrom, kZeroTo, kSparse, kC0, kG, kWithTail>(
+      wt, b, x, xs, xp, y, ys, live);
   if constexpr (kC0 + kG < kChunks)
-    dense_groups16<In, Out, kRows, kRelu, kZeroFrom, kZeroTo, kC0 + kG>(wt, b, x, xs, xp, y, ys);
+    dense_groups16<In, Out, kRows, kRelu, kZeroFrom, kZeroTo, kSparse, kC0 + kG>(wt, b, x, xs, xp,
+                                                                                  y, ys, live);
 }
 
-template <int In, int Out, int kRows, bool kRelu, int kZeroFrom, int kZeroTo>
+template <int In, int Out, int kRows, bool kRelu, int kZeroFrom, int kZeroTo, bool kSparse>
 [[gnu::always_inline]] inline void dense_tile16(const float* __restrict wt,
                                                 const float* __restrict b,
                                                 const float* __restrict x, size_t xs,
-                                                float* __restrict y, size_t ys) noexcept {
+                                                float* __restrict y, size_t ys,
+                                                uint32_t live) noexcept {
   static_assert(Out % 8 == 0, "outputs come in 8-float vectors");
   static_assert(0 <= kZeroFrom && kZeroFrom <= kZeroTo && kZeroTo <= In);
+  static_assert(!kSparse || (In <= 32 && kZeroFrom == In), "a live mask covers every input");
   if constexpr (kRows > 1 && Out % 16 != 0) {
     static_assert(In % 8 == 0);
     alignas(64) float xp[kRows / 2][2 * In];
@@ -234,9 +256,11 @@ template <int In, int Out, int kRows, bool kRelu, int kZeroFrom, int kZeroTo>
         store16(&xp[p][2 * c], __builtin_shufflevector(lo, hi, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5,
                                                        13, 6, 14, 7, 15));
       }
-    dense_groups16<In, Out, kRows, kRelu, kZeroFrom, kZeroTo, 0>(wt, b, x, xs, &xp[0][0], y, ys);
+    dense_groups16<In, Out, kRows, kRelu, kZeroFrom, kZeroTo, kSparse, 0>(wt, b, x, xs, &xp[0][0],
+                                                                          y, ys, live);
   } else {
-    dense_groups16<In, Out, kRows, kRelu, kZeroFrom, kZeroTo, 0>(wt, b, x, xs, nullptr, y, ys);
+    dense_groups16<In, Out, kRows, kRelu, kZeroFrom, kZeroTo, kSparse, 0>(wt, b, x, xs, nullptr, y,
+                                                                          ys, live);
   }
 }
 
@@ -247,9 +271,41 @@ template <bool kWide, int In, int Out, int kRows, bool kRelu, int kZeroFrom = In
                                          const float* __restrict x, size_t xs,
                                          float* __restrict y, size_t ys) noexcept {
   if constexpr (kWide) {
-    dense_tile16<In, Out, kRows, kRelu, kZeroFrom, kZeroTo>(wt, b, x, xs, y, ys);
+    dense_tile16<In, Out, kRows, kRelu, kZeroFrom, kZeroTo, false>(wt, b, x, xs, y, ys, 0);
   } else {
     dense_tile<In, Out, kRows, kRelu, kZeroFrom, kZeroTo>(wt, b, x, xs, y, ys);
+  }
+}
+
+// Bit i set if input i is not zero in some row of x[0 .. kRows) (row stride xs; In <= 32).
+template <int In, int kRows>
+[[gnu::always_inline]] inline uint32_t live_inputs(const float* __restrict x, size_t xs) noexcept {
+  static_assert(In % 8 == 0 && In <= 32);
+  v8i any[In / 8] = {};
+  for (int k = 0; k < kRows; ++k)
+    for (int c = 0; c < In / 8; ++c) any[c] |= load8(x + k * xs + c * 8) != 0.0f;
+  uint32_t live = 0;
+  for (int c = 0; c < In / 8; ++c)
+    for (int j = 0; j < 8; ++j) live |= static_cast<uint32_t>(any[c][j] & 1) << (c * 8 + j);
+  return live;
+}
+
+// A dense layer whose inputs follow a ReLU: only the inputs `live` marks (live_inputs) are
+// added, in ascending order. Skipping an input that is zero in every row of the tile gives
+// the same bits as adding it: its products are +-0, and an accumulator, which starts at its
+// bias (never -0: FastMpnn stores -0 biases as +0), is never -0, so adding +-0 changes
+// nothing (weights are finite: the model file refuses others). Trained networks leave many
+// hidden units dead: with the shipped GraphCC model on the K=16 fat tree's live counters,
+// about half of the message MLP's on every edge, and 43% of the readout's in a tile of 8.
+template <bool kWide, int In, int Out, int kRows, bool kRelu>
+[[gnu::always_inline]] inline void dense_live(const float* __restrict wt, const float* __restrict b,
+                                              const float* __restrict x, size_t xs,
+                                              float* __restrict y, size_t ys,
+                                              uint32_t live) noexcept {
+  if constexpr (kWide) {
+    dense_tile16<In, Out, kRows, kRelu, In, In, true>(wt, b, x, xs, y, ys, live);
+  } else {
+    dense_tile<In, Out, kRows, kRelu, In, In, true>(wt, b, x, xs, y, ys, live);
   }
 }
 
@@ -338,7 +394,8 @@ void append_transposed(Floats& out, const float* w, size_t in, size_t nout, cons
   // Every layer's Out is 16 A + 8 B, so the wide row is exactly kWideRow<Out> floats.
   const size_t whole = kWide ? nout / 16 * 16 : nout;
   for (size_t i = 0; i <= in; ++i) {
-    auto at = [&](size_t o) { return i < in ? w[o * in + i] : b[o]; };
+    // A bias of -0 is stored as +0 (b + 0 is b otherwise): see dense_live.
+    auto at = [&](size_t o) { return i < in ? w[o * in + i] : b[o] + 0.0f; };
     for (size_t o = 0; o < whole; ++o) out.push_back(at(o));
     for (size_t o = whole; o < nout; ++o) out.insert(out.end(), 2, at(o));
   }
@@ -354,7 +411,30 @@ struct Mpnn {
   float* x;  // [n x kX]
   float* a;  // [n x kMsgHidden]
   float* s;  // [n x kMsgHidden]
+  // Per unit of the first message layer, the largest a and s row entry written since the
+  // last edge pass (NaN once one is NaN): a unit whose a + s bound is <= 0 is zero after the
+  // ReLU on every edge, and the edge pass skips it.
+  float* amax;  // [kMsgHidden]
+  float* smax;  // [kMsgHidden]
+  bool skip_dead;  // false: every unit is added (FastMpnn's skip_dead_units)
 };
+
+// Every input of an In-wide layer.
+template <int In>
+constexpr uint32_t kAllInputs = In == 32 ? ~0u : (1u << In) - 1;
+
+// Folds rows x[0 .. kRows) (stride kMsgHidden) into the running maximum hi.
+template <int kRows>
+[[gnu::always_inline]] inline void fold_max(float* __restrict hi, const float* __restrict x) noexcept {
+  for (int j = 0; j < kMsgHidden; j += 8) {
+    v8f h = load8(hi + j);
+    for (int k = 0; k < kRows; ++k) {
+      const v8f v = load8(x + k * kMsgHidden + j);
+      h = (h < v || v != v) ? v : h;
+    }
+    store8(hi + j, h);
+  }
+}
 
 // Before an edge pass, min and max start at +inf / -inf (the first message replaces them);
 // a port with no ingress neighbour aggregates zeros.
@@ -381,6 +461,8 @@ template <bool kWide, int kRows, int kZeroFrom>
                                                                     kMsgHidden);
   dense<kWide, kHidden, kMsgHidden, kRows, false, kZeroFrom, kHidden>(w1b, m.wt + L::kZeroBias, h, hs,
                                                                     m.s + o, kMsgHidden);
+  fold_max<kRows>(m.amax, m.a + o);
+  fold_max<kRows>(m.smax, m.s + o);
 }
 
 // Messages of edges e0 .. e0 + kRows - 1: m = W2 relu(a_dst + s_src) + b2, folded into the
@@ -388,7 +470,7 @@ template <bool kWide, int kRows, int kZeroFrom>
 // sorted by receiver; in a fat tree of k >= 8 every agent has a multiple of 4), so its a row
 // is read once and its min and max are folded in registers.
 template <bool kWide, int kRows, bool kOneDst>
-[[gnu::always_inline]] inline void edge_tile(const Mpnn& m, int e0) noexcept {
+[[gnu::always_inline]] inline void edge_tile(const Mpnn& m, int e0, uint32_t live) noexcept {
   alignas(64) float pre[kRows][kMsgHidden];
   alignas(64) float msg[kRows][kHidden];
   const int32_t* dst = m.dst + e0;
@@ -402,8 +484,9 @@ template <bool kWide, int kRows, bool kOneDst>
     }
   }
   const float* w2 = m.wt + MpnnLayout<kWide>::kMsg2;
-  dense<kWide, kMsgHidden, kHidden, kRows, false>(w2, w2 + kMsgHidden * kRowOf<kWide, kHidden>,
-                                                &pre[0][0], kMsgHidden, &msg[0][0], kHidden);
+  dense_live<kWide, kMsgHidden, kHidden, kRows, false>(
+      w2, w2 + kMsgHidden * kRowOf<kWide, kHidden>, &pre[0][0], kMsgHidden, &msg[0][0], kHidden,
+      live);
   for (int k0 = 0, k1; k0 < kRows; k0 = k1) {
     // Edges k0 .. k1 - 1 go to one receiver.
     k1 = kRows;
@@ -424,18 +507,33 @@ template <bool kWide, int kRows, bool kOneDst>
   }
 }
 
+// Before the first message layer of a step: no a or s row seen yet.
+[[gnu::always_inline]] inline void reset_bounds(const Mpnn& m) noexcept {
+  std::fill(m.amax, m.amax + kMsgHidden, -std::numeric_limits<float>::infinity());
+  std::fill(m.smax, m.smax + kMsgHidden, -std::numeric_limits<float>::infinity());
+}
+
+// The edge pass skips the units of the first message layer that are zero after its ReLU on
+// every edge: a + s <= amax + smax <= 0 (float addition is monotone, so the bound holds
+// for the rounded sums; a NaN bound keeps the unit). Skipping them gives the same bits (see
+// dense_live). Trained networks leave many units dead: the shipped GraphCC model about half
+// of them on the K=16 fat tree's live counters, the same units on every edge.
 template <bool kWide>
 [[gnu::always_inline]] inline void edge_pass(const Mpnn& m) noexcept {
+  uint32_t live = m.skip_dead ? 0 : kAllInputs<kMsgHidden>;
+  for (int j = 0; j < kMsgHidden; ++j)
+    if (!(m.amax[j] + m.smax[j] <= 0.0f)) live |= 1u << j;
+  reset_bounds(m);
   constexpr int kTileRows = kTileRowsOf<kWide>;
   int e = 0;
   for (; e + kTileRows <= m.e; e += kTileRows) {
     if (m.dst[e] == m.dst[e + kTileRows - 1]) {
-      edge_tile<kWide, kTileRows, true>(m, e);
+      edge_tile<kWide, kTileRows, true>(m, e, live);
     } else {
-      edge_tile<kWide, kTileRows, false>(m, e);
+      edge_tile<kWide, kTileRows, false>(m, e, live);
     }
   }
-  for (; e < m.e; ++e) edge_tile<kWide, 1, true>(m, e);
+  for (; e < m.e; ++e) edge_tile<kWide, 1, true>(m, e, live);
 }
 
 // Update of agents v0 .. v0 + kRows - 1: h = upd2(relu(upd1(h, min, max))). Then, unless
@@ -455,8 +553,9 @@ template <bool kWide, int kRows, bool kFirst, bool kLast, bool kGreedy>
   constexpr int kPadTo = kFirst ? kHidden : kX;
   dense<kWide, kX, kUpdHidden, kRows, true, kPadFrom, kPadTo>(
       u1, u1 + kX * kRowOf<kWide, kUpdHidden>, x, kX, &z[0][0], kUpdHidden);
-  dense<kWide, kUpdHidden, kHidden, kRows, false>(u2, u2 + kUpdHidden * kRowOf<kWide, kHidden>,
-                                                &z[0][0], kUpdHidden, &h[0][0], kHidden);
+  dense_live<kWide, kUpdHidden, kHidden, kRows, false>(
+      u2, u2 + kUpdHidden * kRowOf<kWide, kHidden>, &z[0][0], kUpdHidden, &h[0][0], kHidden,
+      m.skip_dead ? live_inputs<kUpdHidden, kRows>(&z[0][0], kUpdHidden) : kAllInputs<kUpdHidden>);
   if constexpr (!kLast) {
     for (int k = 0; k < kRows; ++k) {
       std::memcpy(x + static_cast<size_t>(k) * kX, h[k], sizeof(h[k]));
@@ -471,15 +570,18 @@ template <bool kWide, int kRows, bool kFirst, bool kLast, bool kGreedy>
         r1, r1 + kHidden * kRowOf<kWide, kReadoutHidden>, &h[0][0], kHidden, &r[0][0],
         kReadoutHidden);
     const float* b2 = r2 + kReadoutHidden * kRowOf<kWide, kNumActions>;
+    const uint32_t live = m.skip_dead ? live_inputs<kReadoutHidden, kRows>(&r[0][0], kReadoutHidden)
+                                      : kAllInputs<kReadoutHidden>;
     if constexpr (kGreedy) {
       alignas(64) float qt[kRows][kNumActions];
-      dense<kWide, kReadoutHidden, kNumActions, kRows, false>(r2, b2, &r[0][0], kReadoutHidden,
-                                                            &qt[0][0], kNumActions);
+      dense_live<kWide, kReadoutHidden, kNumActions, kRows, false>(
+          r2, b2, &r[0][0], kReadoutHidden, &qt[0][0], kNumActions, live);
       for (int k = 0; k < kRows; ++k)
         actions[v0 + k] = static_cast<uint16_t>(argmax_body(qt[k], kNumActions));
     } else {
-      dense<kWide, kReadoutHidden, kNumActions, kRows, false>(
-          r2, b2, &r[0][0], kReadoutHidden, q + static_cast<size_t>(v0) * kNumActions, kNumActions);
+      dense_live<kWide, kReadoutHidden, kNumActions, kRows, false>(
+          r2, b2, &r[0][0], kReadoutHidden, q + static_cast<size_t>(v0) * kNumActions, kNumActions,
+          live);
     }
   }
 }
@@ -503,6 +605,7 @@ template <bool kWide, bool kGreedy>
     std::fill(h + kNumFeatures, h + kHidden, 0.0f);
     reset_aggregates(m, v);
   }
+  reset_bounds(m);
   constexpr int kTileRows = kTileRowsOf<kWide>;
   int v = 0;
   for (; v + kTileRows <= m.n; v += kTileRows)
@@ -626,8 +729,10 @@ const char* simd_build_name(SimdBuild build) noexcept {
   return "?";
 }
 
-FastMpnn::FastMpnn(const MpnnWeights& w, const PortGraph& graph, SimdBuild build)
+FastMpnn::FastMpnn(const MpnnWeights& w, const PortGraph& graph, SimdBuild build,
+                   bool skip_dead_units)
     : build_(checked(build)),
+      skip_dead_(skip_dead_units),
       n_(graph.num_agents()),
       src_(graph.edge_src()),
       dst_(graph.edge_dst()),
@@ -651,6 +756,7 @@ FastMpnn::FastMpnn(const MpnnWeights& w, const PortGraph& graph, SimdBuild build
   x_.assign(n * kX, 0.0f);
   a_.assign(n * kMsgHidden, 0.0f);
   s_.assign(n * kMsgHidden, 0.0f);
+  bounds_.assign(2 * kMsgHidden, 0.0f);
 }
 
 void FastMpnn::forward(const float* features, float* q, uint16_t* actions) noexcept {
@@ -662,7 +768,10 @@ void FastMpnn::forward(const float* features, float* q, uint16_t* actions) noexc
                .e = static_cast<int>(src_.size()),
                .x = x_.data(),
                .a = a_.data(),
-               .s = s_.data()};
+               .s = s_.data(),
+               .amax = bounds_.data(),
+               .smax = bounds_.data() + kMsgHidden,
+               .skip_dead = skip_dead_};
   if (actions) {
     mpnn_forward<true>(build_, m, features, nullptr, actions);
   } else {

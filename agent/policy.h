@@ -40,7 +40,9 @@ class StaticPolicy final : public EcnPolicy {
 
 class GraphCcPolicy final : public EcnPolicy {
  public:
-  GraphCcPolicy(const MpnnWeights& weights, const PortGraph& graph) : net_(weights, graph) {}
+  /// skip_dead_units: see FastMpnn (false only to measure what skipping saves).
+  GraphCcPolicy(const MpnnWeights& weights, const PortGraph& graph, bool skip_dead_units = true)
+      : net_(weights, graph, best_simd_build(), skip_dead_units) {}
   void act(const FeatureTracker& tracker, std::span<uint16_t> actions) noexcept override;
   std::string name() const override { return "graphcc"; }
 

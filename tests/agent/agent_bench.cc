@@ -9,8 +9,12 @@
 // Target (issue 15): a GraphCC step <= 0.25 us per port at the fat tree's 5,120 ports.
 #include <benchmark/benchmark.h>
 
+#include <memory>
+#include <string>
+
 #include "agent/dqn_trainer.h"
 #include "agent/fast_mpnn.h"
+#include "agent/model_file.h"
 #include "agent/policy.h"
 #include "agent/queue_env.h"
 #include "common/rng.h"
@@ -20,6 +24,16 @@
 
 namespace rocemu::agent {
 namespace {
+
+// The GraphCC weights (benchmark argument): 0 = seeded random, 1 = the shipped trained model
+// (configs/models/graphcc_clos24.model). The fast path skips hidden units a ReLU left at zero
+// in a whole tile, so its cost depends on the weights: random ones leave almost none dead,
+// a trained model many.
+MpnnWeights bench_weights(int64_t which) {
+  if (which == 0) return test::random_mpnn(1);
+  return load_model(ROCEMU_SOURCE_ROOT "/configs/models/graphcc_clos24.model").mpnn;
+}
+const char* weights_name(int64_t which) { return which == 0 ? "random" : "trained"; }
 
 Topology bench_topology(int64_t which) {
   if (which == 0) return test::paper_clos();
@@ -35,16 +49,20 @@ void count_ports(benchmark::State& state, int ports) {
 }
 
 // Second argument: the build (0 = generic x86-64, 1 = AVX2+FMA, 2 = AVX-512; a build this CPU
-// cannot run is skipped), so the builds are compared side by side in one run.
+// cannot run is skipped), so the builds are compared side by side in one run; third: the
+// weights (bench_weights); fourth: whether dead units are skipped (FastMpnn's
+// skip_dead_units; 1 is what the agent runs).
 void BM_FastInferenceGraphCc(benchmark::State& state) {
   const auto build = static_cast<SimdBuild>(state.range(1));
   if (!simd_build_supported(build)) {
     state.SkipWithError("this CPU cannot run that build");
     return;
   }
-  state.SetLabel(simd_build_name(build));
+  const bool skip = state.range(3) != 0;
+  state.SetLabel(std::string(simd_build_name(build)) + " " + weights_name(state.range(2)) +
+                 (skip ? "" : " all units"));
   const PortGraph g(bench_topology(state.range(0)));
-  FastMpnn net(test::random_mpnn(1), g, build);
+  FastMpnn net(bench_weights(state.range(2)), g, build, skip);
   const auto f = test::random_rows(2, g.num_agents(), kNumFeatures);
   std::vector<uint16_t> a(g.num_agents());
   for (auto _ : state) {
@@ -53,7 +71,7 @@ void BM_FastInferenceGraphCc(benchmark::State& state) {
   }
   count_ports(state, g.num_agents());
 }
-BENCHMARK(BM_FastInferenceGraphCc)->ArgsProduct({{0, 1}, {1, 2}});
+BENCHMARK(BM_FastInferenceGraphCc)->ArgsProduct({{0, 1}, {1, 2}, {0, 1}, {1, 0}});
 
 void BM_FastInferenceAcc(benchmark::State& state) {
   const PortGraph g(bench_topology(state.range(0)));
@@ -78,12 +96,16 @@ void control_step(benchmark::State& state, ModelKind kind) {
   const PortGraph g(topo);
   Model m;
   m.kind = kind;
+  std::unique_ptr<EcnPolicy> policy;
   if (kind == ModelKind::kGraphCc) {
-    m.mpnn = test::random_mpnn(1);
+    const bool skip = state.range(2) != 0;
+    state.SetLabel(std::string(weights_name(state.range(1))) + (skip ? "" : " all units"));
+    policy = std::make_unique<GraphCcPolicy>(bench_weights(state.range(1)), g, skip);
   } else {
     m.acc = test::random_acc(1, g.num_agents());
+    policy = make_policy(m, g);
   }
-  EcnAgent agent(topo, FeatureConfig{}, make_policy(m, g));
+  EcnAgent agent(topo, FeatureConfig{}, std::move(policy));
   QueueEnv env(topo, QueueEnvConfig{});
   const auto first = env.reset(1);
   auto snaps = env.step(make_switch_settings(g)).snapshots;
@@ -112,7 +134,7 @@ void control_step(benchmark::State& state, ModelKind kind) {
 }
 void BM_FastControlStepGraphCc(benchmark::State& s) { control_step(s, ModelKind::kGraphCc); }
 void BM_FastControlStepAcc(benchmark::State& s) { control_step(s, ModelKind::kAccPerPort); }
-BENCHMARK(BM_FastControlStepGraphCc)->Arg(0)->Arg(1);
+BENCHMARK(BM_FastControlStepGraphCc)->ArgsProduct({{0, 1}, {0, 1}, {1, 0}});
 BENCHMARK(BM_FastControlStepAcc)->Arg(0)->Arg(1);
 
 void BM_TorchInferenceGraphCc(benchmark::State& state) {

@@ -67,6 +67,14 @@ std::vector<double> reference_q(const MpnnWeights& w, const PortGraph& g,
   return q;
 }
 
+// The largest |q - ref| (infinity if the sizes differ).
+double max_difference(const std::vector<float>& q, const std::vector<double>& ref) {
+  if (q.size() != ref.size()) return std::numeric_limits<double>::infinity();
+  double worst = 0.0;
+  for (size_t i = 0; i < q.size(); ++i) worst = std::max(worst, std::abs(ref[i] - q[i]));
+  return worst;
+}
+
 // The fast forward pass of `g` against reference_q, with weights from Rng(seed) and
 // features from Rng(seed + 1): the largest difference over every Q-value, and the reference.
 struct PlainComparison {
@@ -83,8 +91,7 @@ PlainComparison compare_with_plain(const PortGraph& g, uint64_t seed,
   PlainComparison c;
   c.ref = reference_q(w, g, x);
   if (c.ref.size() != q.size()) return c;
-  c.worst = 0.0;
-  for (size_t i = 0; i < q.size(); ++i) c.worst = std::max(c.worst, std::abs(c.ref[i] - q[i]));
+  c.worst = max_difference(q, c.ref);
   return c;
 }
 
@@ -169,6 +176,103 @@ TEST(FastMpnn, Avx512BuildGivesTheBitsOfTheAvx2Build) {
     narrow.greedy(x.data(), an.data());
     wide.greedy(x.data(), aw.data());
     EXPECT_EQ(an, aw) << g.num_agents() << " agents";
+  }
+}
+
+// Weights with dead hidden units, as training leaves them: a third of the first message
+// layer's units can never be positive (no weight, negative bias: skipped on every edge),
+// others are negative for some edges only, and update and readout units are zero for some
+// agents and not others. Some biases are -0.
+MpnnWeights weights_with_dead_units(uint64_t seed) {
+  auto w = test::random_mpnn(seed);
+  for (int o = 0; o < kMsgHidden; o += 3) {
+    std::fill_n(&w.msg1.w[static_cast<size_t>(o) * 2 * kHidden], 2 * kHidden, 0.0f);
+    w.msg1.b[o] = -0.5f;
+  }
+  for (int o = 1; o < kMsgHidden; o += 3) w.msg1.b[o] -= 0.6f;
+  for (int o = 0; o < kUpdHidden; o += 2) w.upd1.b[o] -= 0.8f;
+  for (int o = 0; o < kReadoutHidden; o += 2) w.ro1.b[o] -= 0.5f;
+  w.msg2.b[3] = w.upd2.b[4] = w.ro2.b[5] = -0.0f;
+  return w;
+}
+
+// q_values with dead units skipped and with every unit added.
+std::pair<std::vector<float>, std::vector<float>> skipped_and_full(const MpnnWeights& w,
+                                                                   const PortGraph& g,
+                                                                   const std::vector<float>& x,
+                                                                   SimdBuild b) {
+  const size_t nq = static_cast<size_t>(g.num_agents()) * kNumActions;
+  std::pair<std::vector<float>, std::vector<float>> q{std::vector<float>(nq),
+                                                      std::vector<float>(nq)};
+  FastMpnn(w, g, b, true).q_values(x.data(), q.first.data());
+  FastMpnn(w, g, b, false).q_values(x.data(), q.second.data());
+  return q;
+}
+
+// Skipping a unit that is zero adds nothing, to the bit: the same Q-values (memcmp: zeros
+// keep their sign, NaNs their payload) and actions as adding every unit, in every build,
+// with units dead on every edge, on some, and in some tiles of agents only.
+TEST(FastMpnn, SkippingDeadUnitsGivesTheBitsOfAddingThem) {
+  std::vector<Topology> graphs{test::paper_clos(), clos_with_a_link_down()};
+  for (uint32_t k : {4u, 8u}) {
+    FatTreeParams p;
+    p.k = k;
+    graphs.push_back(make_fattree(p));
+  }
+  uint64_t seed = 41;
+  for (const Topology& t : graphs) {
+    const PortGraph g(t);
+    const auto w = weights_with_dead_units(seed);
+    auto x = test::random_rows(seed + 1, g.num_agents(), kNumFeatures);
+    for (size_t i = 0; i < x.size(); i += 5) x[i] = 0.0f;
+    seed += 2;
+    std::vector<float> first_build;
+    for (SimdBuild b : builds_this_cpu_runs()) {
+      const auto [skipped, full] = skipped_and_full(w, g, x, b);
+      ASSERT_EQ(std::memcmp(skipped.data(), full.data(), skipped.size() * sizeof(float)), 0)
+          << simd_build_name(b) << ", " << g.num_agents() << " agents";
+      EXPECT_LT(max_difference(skipped, reference_q(w, g, x)), 1e-5) << simd_build_name(b);
+      if (b == SimdBuild::avx512 && simd_build_supported(SimdBuild::avx2)) {
+        const auto narrow = skipped_and_full(w, g, x, SimdBuild::avx2).first;
+        EXPECT_EQ(std::memcmp(narrow.data(), skipped.data(), skipped.size() * sizeof(float)), 0);
+      }
+    }
+  }
+}
+
+// A readout whose hidden units are all zero leaves each Q-value at its bias. A bias of -0
+// must come out as the sum over every unit does (+0 with positive weights), not as the
+// skipped sum's -0: FastMpnn stores -0 biases as +0.
+TEST(FastMpnn, MinusZeroBiasesDoNotSurviveSkippedUnits) {
+  const PortGraph g(test::paper_clos());
+  auto w = test::random_mpnn(51);
+  std::fill(w.ro1.w.begin(), w.ro1.w.end(), 0.0f);
+  std::fill(w.ro1.b.begin(), w.ro1.b.end(), -1.0f);
+  for (auto& v : w.ro2.w) v = std::abs(v) + 0.01f;
+  std::fill(w.ro2.b.begin(), w.ro2.b.end(), -0.0f);
+  const auto x = test::random_rows(52, g.num_agents(), kNumFeatures);
+  for (SimdBuild b : builds_this_cpu_runs()) {
+    const auto [skipped, full] = skipped_and_full(w, g, x, b);
+    for (size_t i = 0; i < skipped.size(); ++i) {
+      ASSERT_EQ(skipped[i], 0.0f);
+      ASSERT_FALSE(std::signbit(skipped[i])) << simd_build_name(b) << " Q " << i;
+      ASSERT_FALSE(std::signbit(full[i])) << simd_build_name(b) << " Q " << i;
+    }
+  }
+}
+
+// A NaN or infinite feature makes its unit's bound NaN or infinite, never a dead unit: the
+// Q-values are those of adding every unit (where NaN messages drop out of the min and max).
+TEST(FastMpnn, NonFiniteFeaturesGiveTheBitsOfAddingEveryUnit) {
+  const PortGraph g(test::paper_clos());
+  const auto w = weights_with_dead_units(53);
+  auto x = test::random_rows(54, g.num_agents(), kNumFeatures);
+  x[3] = std::numeric_limits<float>::quiet_NaN();
+  x[kNumFeatures * 7 + 1] = std::numeric_limits<float>::infinity();
+  for (SimdBuild b : builds_this_cpu_runs()) {
+    const auto [skipped, full] = skipped_and_full(w, g, x, b);
+    EXPECT_EQ(std::memcmp(skipped.data(), full.data(), skipped.size() * sizeof(float)), 0)
+        << simd_build_name(b);
   }
 }
 
