@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 
 #include "agent/policy.h"
@@ -122,6 +123,17 @@ Topology clos_with_a_link_down() {
   return t;
 }
 
+// The paper's Clos, the same with two links down, and fat trees of each k.
+std::vector<Topology> clos_and_fat_trees(std::initializer_list<uint32_t> ks) {
+  std::vector<Topology> graphs{test::paper_clos(), clos_with_a_link_down()};
+  for (uint32_t k : ks) {
+    FatTreeParams p;
+    p.k = k;
+    graphs.push_back(make_fattree(p));
+  }
+  return graphs;
+}
+
 std::vector<SimdBuild> builds_this_cpu_runs() {
   std::vector<SimdBuild> b;
   for (SimdBuild s : {SimdBuild::generic, SimdBuild::avx2, SimdBuild::avx512})
@@ -150,14 +162,8 @@ TEST(FastMpnn, EveryBuildMatchesPlainEquations) {
 TEST(FastMpnn, Avx512BuildGivesTheBitsOfTheAvx2Build) {
   if (!simd_build_supported(SimdBuild::avx512) || !simd_build_supported(SimdBuild::avx2))
     GTEST_SKIP() << "this CPU has no AVX-512 (or no AVX2): nothing to compare";
-  std::vector<Topology> graphs{test::paper_clos(), clos_with_a_link_down()};
-  for (uint32_t k : {4u, 8u, 16u}) {
-    FatTreeParams p;
-    p.k = k;
-    graphs.push_back(make_fattree(p));
-  }
   uint64_t seed = 31;
-  for (const Topology& t : graphs) {
+  for (const Topology& t : clos_and_fat_trees({4, 8, 16})) {
     const PortGraph g(t);
     const auto w = test::random_mpnn(seed);
     // Features spread over several orders of magnitude, some exactly zero.
@@ -210,17 +216,11 @@ std::pair<std::vector<float>, std::vector<float>> skipped_and_full(const MpnnWei
 }
 
 // Skipping a unit that is zero adds nothing, to the bit: the same Q-values (memcmp: zeros
-// keep their sign, NaNs their payload) and actions as adding every unit, in every build,
-// with units dead on every edge, on some, and in some tiles of agents only.
+// keep their sign, NaNs their payload) as adding every unit, in every build, with units dead
+// on every edge, on some, and in some tiles of agents only.
 TEST(FastMpnn, SkippingDeadUnitsGivesTheBitsOfAddingThem) {
-  std::vector<Topology> graphs{test::paper_clos(), clos_with_a_link_down()};
-  for (uint32_t k : {4u, 8u}) {
-    FatTreeParams p;
-    p.k = k;
-    graphs.push_back(make_fattree(p));
-  }
   uint64_t seed = 41;
-  for (const Topology& t : graphs) {
+  for (const Topology& t : clos_and_fat_trees({4, 8})) {
     const PortGraph g(t);
     const auto w = weights_with_dead_units(seed);
     auto x = test::random_rows(seed + 1, g.num_agents(), kNumFeatures);
