@@ -25,6 +25,7 @@
 #include "agent/fast_mpnn.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -388,6 +389,24 @@ SimdBuild checked(SimdBuild build) {
   return build;
 }
 
+// Refuses weights that are not all finite: skipping a zero input is exact only for finite
+// weights (0 x inf is NaN), and such a model is broken anyway (the model file refuses it).
+template <class Weights>
+const Weights& finite(const Weights& w, const char* what) {
+  size_t at = 0;  // parameters before, in the model file's order
+  auto check = [&](const float* p, size_t n) {
+    for (size_t i = 0; i < n; ++i, ++at)
+      if (!std::isfinite(p[i]))
+        throw std::invalid_argument(std::string(what) + ": parameter " + std::to_string(at) +
+                                    " is not finite");
+  };
+  w.for_each_layer([&](const float* pw, size_t nw, const float* pb, size_t nb) {
+    check(pw, nw);
+    check(pb, nb);
+  });
+  return w;
+}
+
 }  // namespace
 
 int argmax(const float* v, int n) noexcept { return argmax_body(v, n); }
@@ -429,6 +448,7 @@ FastMpnn::FastMpnn(const MpnnWeights& w, const PortGraph& graph, SimdBuild build
       src_(graph.edge_src()),
       dst_(graph.edge_dst()),
       in_offset_(graph.in_offset()) {
+  finite(w, "GraphCC weights");
   auto append = [&]<bool kWide>() {
     wt_.reserve(MpnnLayout<kWide>::kFloats);
     append_transposed<kWide>(wt_, w.msg1.w.data(), 2 * kHidden, kMsgHidden, w.msg1.b.data());
@@ -481,6 +501,7 @@ FastAccNets::FastAccNets(const std::vector<AccNetWeights>& nets, SimdBuild build
     : build_(checked(build)), n_(static_cast<int>(nets.size())) {
   wt_.reserve(nets.size() * kAccFloats);
   for (const auto& net : nets) {
+    finite(net, "ACC weights");
     append_transposed(wt_, net.l1.w.data(), kAccInputs, kAccHidden, net.l1.b.data());
     append_transposed(wt_, net.l2.w.data(), kAccHidden, kNumActions, net.l2.b.data());
   }

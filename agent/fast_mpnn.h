@@ -56,7 +56,7 @@ const char* simd_build_name(SimdBuild build) noexcept;
 class FastMpnn {
  public:
   /// Copies the weights and the graph's edges. Throws std::invalid_argument if the CPU
-  /// cannot run `build`. skip_dead_units: leave out the hidden units a ReLU zeroed (in
+  /// cannot run `build` or a weight is not finite. skip_dead_units: leave out the hidden units a ReLU zeroed (in
   /// the edge pass, the units no edge can make positive; in the update and readout MLPs,
   /// those zero in a whole tile of agents): the same bits, less work with trained weights.
   /// false adds every unit (to compare).
@@ -87,6 +87,7 @@ class FastMpnn {
 class FastAccNets {
  public:
   /// One network per agent (nets.size() must equal the agent count; checked by the caller).
+  /// Throws std::invalid_argument if the CPU cannot run `build` or a weight is not finite.
   explicit FastAccNets(const std::vector<AccNetWeights>& nets,
                        SimdBuild build = best_simd_build());
 

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 #include "agent/policy.h"
 #include "common/topology_generators.h"
@@ -274,6 +276,26 @@ TEST(FastMpnn, NonFiniteFeaturesGiveTheBitsOfAddingEveryUnit) {
     EXPECT_EQ(std::memcmp(skipped.data(), full.data(), skipped.size() * sizeof(float)), 0)
         << simd_build_name(b);
   }
+}
+
+// Skipping zero inputs is exact only for finite weights: others are refused, with the place.
+TEST(FastMpnn, WeightsThatAreNotFiniteAreRefused) {
+  const PortGraph g(test::paper_clos());
+  auto w = test::random_mpnn(61);
+  w.upd2.b[2] = std::numeric_limits<float>::infinity();
+  const size_t at = w.msg1.w.size() + w.msg1.b.size() + w.msg2.w.size() + w.msg2.b.size() +
+                    w.upd1.w.size() + w.upd1.b.size() + w.upd2.w.size() + 2;
+  try {
+    FastMpnn net(w, g);
+    FAIL() << "an infinite bias was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("parameter " + std::to_string(at) + " is not finite"),
+              std::string::npos)
+        << e.what();
+  }
+  auto nets = test::random_acc(62, 2);
+  nets[1].l2.w[7] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_THROW(FastAccNets{nets}, std::invalid_argument);
 }
 
 TEST(FastMpnn, CarriesNothingFromOneStepToTheNext) {
