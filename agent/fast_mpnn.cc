@@ -392,7 +392,7 @@ SimdBuild checked(SimdBuild build) {
 // Refuses weights that are not all finite: skipping a zero input is exact only for finite
 // weights (0 x inf is NaN), and such a model is broken anyway (the model file refuses it).
 template <class Weights>
-const Weights& finite(const Weights& w, const char* what) {
+void require_finite(const Weights& w, const char* what) {
   size_t at = 0;  // parameters before, in the model file's order
   auto check = [&](const float* p, size_t n) {
     for (size_t i = 0; i < n; ++i, ++at)
@@ -404,7 +404,6 @@ const Weights& finite(const Weights& w, const char* what) {
     check(pw, nw);
     check(pb, nb);
   });
-  return w;
 }
 
 }  // namespace
@@ -448,7 +447,7 @@ FastMpnn::FastMpnn(const MpnnWeights& w, const PortGraph& graph, SimdBuild build
       src_(graph.edge_src()),
       dst_(graph.edge_dst()),
       in_offset_(graph.in_offset()) {
-  finite(w, "GraphCC weights");
+  require_finite(w, "GraphCC weights");
   auto append = [&]<bool kWide>() {
     wt_.reserve(MpnnLayout<kWide>::kFloats);
     append_transposed<kWide>(wt_, w.msg1.w.data(), 2 * kHidden, kMsgHidden, w.msg1.b.data());
@@ -501,7 +500,7 @@ FastAccNets::FastAccNets(const std::vector<AccNetWeights>& nets, SimdBuild build
     : build_(checked(build)), n_(static_cast<int>(nets.size())) {
   wt_.reserve(nets.size() * kAccFloats);
   for (const auto& net : nets) {
-    finite(net, "ACC weights");
+    require_finite(net, "ACC weights");
     append_transposed(wt_, net.l1.w.data(), kAccInputs, kAccHidden, net.l1.b.data());
     append_transposed(wt_, net.l2.w.data(), kAccHidden, kNumActions, net.l2.b.data());
   }
