@@ -54,6 +54,18 @@ template <int Out, int kRows, int kTile>
   }
 }
 
+// Calls add(i) for a layer's inputs in ascending order: those `live` marks (kSparse), else
+// all but [kZeroFrom, kZeroTo).
+template <int In, int kZeroFrom, int kZeroTo, bool kSparse, class F>
+[[gnu::always_inline]] inline void for_each_input(uint32_t live, F&& add) noexcept {
+  if constexpr (kSparse) {
+    for (uint32_t m = live; m != 0; m &= m - 1) add(__builtin_ctz(m));
+  } else {
+    for (int i = 0; i < kZeroFrom; ++i) add(i);
+    for (int i = kZeroTo; i < In; ++i) add(i);
+  }
+}
+
 // y[k] = act(W x[k] + b) for kRows rows (x[k] = x + k * xs, y[k] = y + k * ys), W stored
 // transposed ([In][Out]) so outputs are contiguous. Inputs [kZeroFrom, kZeroTo) are known to
 // be zero and skipped. GCC vector extensions: 8-wide FMA in the AVX2 build, SSE pairs in the
@@ -76,12 +88,8 @@ template <int In, int Out, int kRows, bool kRelu, int kZeroFrom = In, int kZeroT
       const v8f init = load8(b + (vc + t) * 8);
       for (int k = 0; k < kRows; ++k) acc[k][t] = init;
     }
-    if constexpr (kSparse) {
-      for (uint32_t m = live; m != 0; m &= m - 1) add_input<Out>(acc, wt, x, xs, vc, __builtin_ctz(m));
-    } else {
-      for (int i = 0; i < kZeroFrom; ++i) add_input<Out>(acc, wt, x, xs, vc, i);
-      for (int i = kZeroTo; i < In; ++i) add_input<Out>(acc, wt, x, xs, vc, i);
-    }
+    for_each_input<In, kZeroFrom, kZeroTo, kSparse>(
+        live, [&](int i) __attribute__((always_inline)) { add_input<Out>(acc, wt, x, xs, vc, i); });
     for (int k = 0; k < kRows; ++k)
       for (int t = 0; t < kTile; ++t) {
         v8f v = acc[k][t];
@@ -169,12 +177,7 @@ template <int In, int Out, int kRows, bool kRelu, int kZeroFrom, int kZeroTo, bo
       }
     }
   };
-  if constexpr (kSparse) {
-    for (uint32_t m = live; m != 0; m &= m - 1) add(__builtin_ctz(m));
-  } else {
-    for (int i = 0; i < kZeroFrom; ++i) add(i);
-    for (int i = kZeroTo; i < In; ++i) add(i);
-  }
+  for_each_input<In, kZeroFrom, kZeroTo, kSparse>(live, add);
 #pragma GCC unroll 16
   for (int k = 0; k < kRows; ++k)
 #pragma GCC unroll 16
