@@ -129,20 +129,23 @@ constexpr int kWideRow = (Out + 15) / 16 * 16;
 }
 
 // One pass over the inputs for whole vectors [kC0, kC0 + kG) of every row and, if kWithTail,
-// the last 8 outputs. xp: per pair of rows, its inputs interleaved (kRows > 1 with a tail).
-template <int In, int Out, int kRows, bool kRelu, int kZeroFrom, int kZeroTo, bool kSparse,
-          int kC0, int kG, bool kWithTail>
+// the last 8 outputs, then done(acc, pacc): acc[k][g] holds vector kC0 + g of row k, pacc[p]
+// the last 8 outputs of rows 2p (even lanes) and 2p + 1 (odd lanes). xp: per pair of rows,
+// its inputs interleaved (kRows > 1 with a tail). kPairsOnly: every input is read from xp
+// (row k's input i is xp[k / 2][2 i + k % 2]); x is not read.
+template <int In, int Out, int kRows, int kZeroFrom, int kZeroTo, bool kSparse, int kC0, int kG,
+          bool kWithTail, bool kPairsOnly = false, class Done>
 [[gnu::always_inline]] inline void dense_group16(const float* __restrict wt,
                                                  const float* __restrict b,
                                                  const float* __restrict x, size_t xs,
-                                                 const float* __restrict xp,
-                                                 float* __restrict y, size_t ys,
-                                                 uint32_t live) noexcept {
+                                                 const float* __restrict xp, uint32_t live,
+                                                 Done&& done) noexcept {
   constexpr int kS = kWideRow<Out>;  // floats per weight row
   constexpr int kT = Out / 16 * 16;  // first tail output
   constexpr int kPairs = kRows > 1 ? kRows / 2 : 1;
   static_assert(kRows == 1 || kRows % 2 == 0, "the tail pairs rows");
   static_assert(kG + (kWithTail ? 1 : 0) >= 1);
+  static_assert(!kPairsOnly || (kRows > 1 && kWithTail), "pairs exist with a tail");
   v16f acc[kRows][kG > 0 ? kG : 1];
   v16f pacc[kPairs];
 #pragma GCC unroll 16
@@ -163,7 +166,7 @@ template <int In, int Out, int kRows, bool kRelu, int kZeroFrom, int kZeroTo, bo
     for (int g = 0; g < kG; ++g) w[g] = load16(wi + (kC0 + g) * 16);
 #pragma GCC unroll 16
     for (int k = 0; k < kRows; ++k) {
-      const float xi = x[k * xs + i];
+      const float xi = kPairsOnly ? xp[k / 2 * 2 * In + 2 * i + k % 2] : x[k * xs + i];
 #pragma GCC unroll 16
       for (int g = 0; g < kG; ++g) acc[k][g] += xi * w[g];
     }
@@ -178,24 +181,47 @@ template <int In, int Out, int kRows, bool kRelu, int kZeroFrom, int kZeroTo, bo
     }
   };
   for_each_input<In, kZeroFrom, kZeroTo, kSparse>(live, add);
-#pragma GCC unroll 16
-  for (int k = 0; k < kRows; ++k)
-#pragma GCC unroll 16
-    for (int g = 0; g < kG; ++g) {
-      v16f v = acc[k][g];
-      if constexpr (kRelu) v = v > 0.0f ? v : v16f{};
-      store16(y + k * ys + (kC0 + g) * 16, v);
-    }
-  if constexpr (kWithTail) {
-#pragma GCC unroll 16
-    for (int p = 0; p < kPairs; ++p) {
-      v16f v = pacc[p];
-      if constexpr (kRelu) v = v > 0.0f ? v : v16f{};
-      store8(y + 2 * p * ys + kT, __builtin_shufflevector(v, v, 0, 2, 4, 6, 8, 10, 12, 14));
-      if constexpr (kRows > 1)
-        store8(y + (2 * p + 1) * ys + kT, __builtin_shufflevector(v, v, 1, 3, 5, 7, 9, 11, 13, 15));
-    }
+  done(acc, pacc);
+}
+
+// The tail's 8 outputs of row 2p + kOdd from its pair's accumulator (see dense_group16).
+template <int kOdd>
+[[gnu::always_inline]] inline v8f pair_half(v16f v) noexcept {
+  if constexpr (kOdd == 0) {
+    return __builtin_shufflevector(v, v, 0, 2, 4, 6, 8, 10, 12, 14);
+  } else {
+    return __builtin_shufflevector(v, v, 1, 3, 5, 7, 9, 11, 13, 15);
   }
+}
+
+// dense_group16 storing act(outputs) into rows y[k] = y + k * ys.
+template <int In, int Out, int kRows, bool kRelu, int kZeroFrom, int kZeroTo, bool kSparse, int kC0,
+          int kG, bool kWithTail>
+[[gnu::always_inline]] inline void dense_group16_store(
+    const float* __restrict wt, const float* __restrict b, const float* __restrict x, size_t xs,
+    const float* __restrict xp, float* __restrict y, size_t ys, uint32_t live) noexcept {
+  constexpr int kT = Out / 16 * 16;
+  constexpr int kPairs = kRows > 1 ? kRows / 2 : 1;
+  dense_group16<In, Out, kRows, kZeroFrom, kZeroTo, kSparse, kC0, kG, kWithTail>(
+      wt, b, x, xs, xp, live, [&](auto& acc, auto& pacc) __attribute__((always_inline)) {
+#pragma GCC unroll 16
+        for (int k = 0; k < kRows; ++k)
+#pragma GCC unroll 16
+          for (int g = 0; g < kG; ++g) {
+            v16f v = acc[k][g];
+            if constexpr (kRelu) v = v > 0.0f ? v : v16f{};
+            store16(y + k * ys + (kC0 + g) * 16, v);
+          }
+        if constexpr (kWithTail) {
+#pragma GCC unroll 16
+          for (int p = 0; p < kPairs; ++p) {
+            v16f v = pacc[p];
+            if constexpr (kRelu) v = v > 0.0f ? v : v16f{};
+            store8(y + 2 * p * ys + kT, pair_half<0>(v));
+            if constexpr (kRows > 1) store8(y + (2 * p + 1) * ys + kT, pair_half<1>(v));
+          }
+        }
+      });
 }
 
 // Vectors [kC0, Out / 16) in groups: 2 vectors per row (with the tail in the first group:
@@ -212,7 +238,7 @@ template <int In, int Out, int kRows, bool kRelu, int kZeroFrom, int kZeroTo, bo
   constexpr int kMax = kRows == 1 ? kChunks : 2;
   constexpr int kG = kChunks - kC0 < kMax ? kChunks - kC0 : kMax;
   constexpr bool kWithTail = kC0 == 0 && Out % 16 != 0;
-  dense_group16<In, Out, kRows, kRelu, kZeroFrom, kZeroTo, kSparse, kC0, kG, kWithTail>(
+  dense_group16_store<In, Out, kRows, kRelu, kZeroFrom, kZeroTo, kSparse, kC0, kG, kWithTail>(
       wt, b, x, xs, xp, y, ys, live);
   if constexpr (kC0 + kG < kChunks)
     dense_groups16<In, Out, kRows, kRelu, kZeroFrom, kZeroTo, kSparse, kC0 + kG>(wt, b, x, xs, xp,

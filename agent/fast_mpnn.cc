@@ -12,7 +12,9 @@
 // the data layout, at 32 (two 512-bit pipes, the AVX-512 build on Zen 5) >= 787.
 // Those are the counts with every hidden unit added. Units a ReLU left at zero add nothing and
 // are skipped (dense_live): in the edge pass the units no edge can make positive, in the
-// update and readout MLPs those zero in a whole tile of agents. The shipped trained model on
+// update and readout MLPs those zero in a whole tile of agents; and when at most 16 of the
+// update MLP's first units can be positive on any agent (compact_update), that layer is
+// computed for those only (16 outputs: two thirds of its multiply-adds). The shipped trained model on
 // the K=16 fat tree's live counters keeps 10-12 of the 24 message units, so its edge messages
 // cost ~6.6 k multiply-adds per agent, not 14.7 k (random weights and features keep more).
 // ACC: per agent 12 x 32 + 32 x 120 = 4.2 k multiply-adds on 17.5 KB of its own weights, so
@@ -30,6 +32,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "agent/dense_kernels.h"
 
@@ -107,7 +110,21 @@ struct Mpnn {
   float* amax;  // [kMsgHidden]
   float* smax;  // [kMsgHidden]
   bool skip_dead;  // false: every unit is added (FastMpnn's skip_dead_units)
+  // The update MLP's first layer transposed ([kX][kUpdHidden], then the bias) in the plain
+  // layout of every build: its bounds and its compacted copy are made from it.
+  const float* upd1_plain;
+  float* xlo;  // [kX]: per input of the update MLP, its least value over the agents
+  float* xhi;  // [kX]: its greatest (both NaN once one is NaN)
+  // The update MLP with only its live units (compact_update): kCompactUnits outputs of the
+  // first layer ([kX + 1][kCompactUnits]), then the second layer's rows of those units and its
+  // bias ([kCompactUnits + 1][kRowOf<kHidden>]).
+  float* cw;
 };
+
+// A layer whose live outputs fit in this many is computed with only those (two thirds of the
+// multiply-adds of its 24).
+constexpr int kCompactUnits = 16;
+constexpr size_t kCompactUpd2 = static_cast<size_t>(kX + 1) * kCompactUnits;
 
 // Every input of an In-wide layer.
 template <int In>
@@ -159,6 +176,61 @@ template <bool kWide, int kRows, int kZeroFrom>
 // receiver's min and max in edge order. kOneDst: the kRows edges go to one agent (edges are
 // sorted by receiver; in a fat tree of k >= 8 every agent has a multiple of 4), so its a row
 // is read once and its min and max are folded in registers.
+// The AVX-512 build's tile of 8 edges to one receiver (a fat tree's graph has only such
+// tiles): the same values as edge_tile, in fewer instructions. relu(a_dst + s_src) goes
+// straight into the layout of the tail's row pairs (dense_group16's xp), with no rows stored
+// and interleaved, and the receiver's min and max fold the accumulators in registers, edge by
+// edge as edge_tile does. (Two such tiles at once, 16 edges: 10% slower, registers spill.)
+[[gnu::always_inline]] inline void edge_tile_pairs(const Mpnn& m, int e0, uint32_t live) noexcept {
+  static_assert(kMsgHidden == 24 && kHidden == 24, "16 outputs, then a tail of 8");
+  constexpr int kRows = 8;
+  constexpr int kPairs = kRows / 2;
+  const int32_t* src = m.src + e0;
+  const float* av = m.a + static_cast<size_t>(m.dst[e0]) * kMsgHidden;
+  const v16f a16 = load16(av);
+  const v8f a8 = load8(av + 16);
+  alignas(64) float xp[kPairs][2 * kMsgHidden];
+  for (int p = 0; p < kPairs; ++p) {
+    const float* s0 = m.s + static_cast<size_t>(src[2 * p]) * kMsgHidden;
+    const float* s1 = m.s + static_cast<size_t>(src[2 * p + 1]) * kMsgHidden;
+    v16f z0 = a16 + load16(s0), z1 = a16 + load16(s1);
+    v8f t0 = a8 + load8(s0 + 16), t1 = a8 + load8(s1 + 16);
+    z0 = z0 < 0.0f ? v16f{} : z0;
+    z1 = z1 < 0.0f ? v16f{} : z1;
+    t0 = t0 < 0.0f ? v8f{} : t0;
+    t1 = t1 < 0.0f ? v8f{} : t1;
+    store16(&xp[p][0], __builtin_shufflevector(z0, z1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6,
+                                               22, 7, 23));
+    store16(&xp[p][16], __builtin_shufflevector(z0, z1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13,
+                                                29, 14, 30, 15, 31));
+    store16(&xp[p][32],
+            __builtin_shufflevector(t0, t1, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15));
+  }
+  const float* w2 = m.wt + MpnnLayout<true>::kMsg2;
+  float* mn = m.x + static_cast<size_t>(m.dst[e0]) * kX + kHidden;
+  float* mx = mn + kHidden;
+  auto fold = [&](auto& acc, auto& pacc) __attribute__((always_inline)) {
+    v16f lo = load16(mn), hi = load16(mx);
+    v8f lo8 = load8(mn + 16), hi8 = load8(mx + 16);
+    for (int p = 0; p < kPairs; ++p) {
+      const v8f t[2] = {pair_half<0>(pacc[p]), pair_half<1>(pacc[p])};
+      for (int r = 0; r < 2; ++r) {
+        const v16f me = acc[2 * p + r][0];
+        lo = me < lo ? me : lo;
+        hi = hi < me ? me : hi;
+        lo8 = t[r] < lo8 ? t[r] : lo8;
+        hi8 = hi8 < t[r] ? t[r] : hi8;
+      }
+    }
+    store16(mn, lo);
+    store16(mx, hi);
+    store8(mn + 16, lo8);
+    store8(mx + 16, hi8);
+  };
+  dense_group16<kMsgHidden, kHidden, kRows, kMsgHidden, kMsgHidden, true, 0, 1, true, true>(
+      w2, w2 + kMsgHidden * kWideRow<kHidden>, nullptr, 0, &xp[0][0], live, fold);
+}
+
 template <bool kWide, int kRows, bool kOneDst>
 [[gnu::always_inline]] inline void edge_tile(const Mpnn& m, int e0, uint32_t live) noexcept {
   alignas(64) float pre[kRows][kMsgHidden];
@@ -216,36 +288,134 @@ template <bool kWide>
   reset_bounds(m);
   constexpr int kTileRows = kTileRowsOf<kWide>;
   int e = 0;
-  for (; e + kTileRows <= m.e; e += kTileRows) {
-    if (m.dst[e] == m.dst[e + kTileRows - 1]) {
+  while (e + kTileRows <= m.e) {
+    const bool one_dst = m.dst[e] == m.dst[e + kTileRows - 1];
+    if constexpr (kWide) {
+      if (one_dst) {
+        edge_tile_pairs(m, e, live);
+        e += kTileRows;
+        continue;
+      }
+    } else if (one_dst) {
       edge_tile<kWide, kTileRows, true>(m, e, live);
-    } else {
-      edge_tile<kWide, kTileRows, false>(m, e, live);
+      e += kTileRows;
+      continue;
     }
+    edge_tile<kWide, kTileRows, false>(m, e, live);
+    e += kTileRows;
   }
   for (; e < m.e; ++e) edge_tile<kWide, 1, true>(m, e, live);
+}
+
+// Whether the update MLP's first layer has at most kCompactUnits units that can be positive
+// on some agent this step; if so, writes the layer with only those (in ascending order, the
+// rest of the kCompactUnits zero) and the second layer's rows of them into m.cw. A unit is
+// dead on every agent when its output computed from the inputs' bounds over the agents, each
+// input at the end its weight's sign favours, is <= 0: the bound is computed in the order and
+// with the operations of the layer itself (bias, then one multiply-add per input in ascending
+// order, the same inputs skipped), and each of them is monotone in its operands (round to
+// nearest is), so every agent's value is at most the bound, or NaN (0 after the ReLU). A NaN
+// bound (an infinite input times a zero weight) keeps the unit. Units left out are 0 after the ReLU
+// on every agent, as the ones a tile finds zero (dense_live), so the values are the bits of the
+// full layer. Trained networks leave many dead: the shipped GraphCC model 11-15 of the 24 on the
+// K=16 fat tree's live counters.
+template <bool kWide, bool kFirst>
+[[gnu::always_inline]] inline bool compact_update(const Mpnn& m) noexcept {
+  constexpr int kPadFrom = kFirst ? kNumFeatures : kX;
+  constexpr int kPadTo = kFirst ? kHidden : kX;
+  // Per input, its least and greatest value over the agents (NaNs left out: an agent with a
+  // NaN input has a NaN sum, 0 after the ReLU).
+  const float inf = std::numeric_limits<float>::infinity();
+  using V = std::conditional_t<kWide, v16f, v8f>;
+  constexpr int kW = sizeof(V) / sizeof(float);
+  constexpr int kVecs = kX / kW;
+  V lo[kVecs], hi[kVecs];
+  v8f lo8 = v8f{} + inf, hi8 = v8f{} - inf;
+  for (int c = 0; c < kVecs; ++c) {
+    lo[c] = V{} + inf;
+    hi[c] = V{} - inf;
+  }
+  for (int v = 0; v < m.n; ++v) {
+    const float* x = m.x + static_cast<size_t>(v) * kX;
+    for (int c = 0; c < kVecs; ++c) {
+      const V xv = load_vec<V>(x + kW * c);
+      lo[c] = xv < lo[c] ? xv : lo[c];
+      hi[c] = hi[c] < xv ? xv : hi[c];
+    }
+    if constexpr (kX % kW != 0) {
+      const v8f xv = load8(x + kX - 8);
+      lo8 = xv < lo8 ? xv : lo8;
+      hi8 = hi8 < xv ? xv : hi8;
+    }
+  }
+  for (int c = 0; c < kVecs; ++c) {
+    store_vec(m.xlo + kW * c, lo[c]);
+    store_vec(m.xhi + kW * c, hi[c]);
+  }
+  if constexpr (kX % kW != 0) {
+    store8(m.xlo + kX - 8, lo8);
+    store8(m.xhi + kX - 8, hi8);
+  }
+  constexpr int kOut = kUpdHidden / 8;
+  const float* w = m.upd1_plain;
+  v8f bound[kOut];
+  for (int t = 0; t < kOut; ++t) bound[t] = load8(w + kX * kUpdHidden + 8 * t);
+  for_each_input<kX, kPadFrom, kPadTo, false>(
+      0, [&](int i) __attribute__((always_inline)) {
+        for (int t = 0; t < kOut; ++t) {
+          const v8f wi = load8(w + i * kUpdHidden + 8 * t);
+          const v8f xi = wi >= 0.0f ? v8f{} + m.xhi[i] : v8f{} + m.xlo[i];
+          bound[t] += xi * wi;
+        }
+      });
+  uint32_t live = 0;
+  for (int t = 0; t < kOut; ++t)
+    for (int j = 0; j < 8; ++j)
+      if (!(bound[t][j] <= 0.0f)) live |= 1u << (8 * t + j);
+  if (__builtin_popcount(live) > kCompactUnits) return false;
+  int unit[kCompactUnits];
+  int n = 0;
+  for (uint32_t b = live; b != 0; b &= b - 1) unit[n++] = __builtin_ctz(b);
+  for (int i = 0; i <= kX; ++i) {
+    float* row = m.cw + static_cast<size_t>(i) * kCompactUnits;
+    for (int c = 0; c < kCompactUnits; ++c) row[c] = c < n ? w[i * kUpdHidden + unit[c]] : 0.0f;
+  }
+  constexpr size_t kRow = kRowOf<kWide, kHidden>;
+  const float* u2 = m.wt + MpnnLayout<kWide>::kUpd2;
+  float* c2 = m.cw + kCompactUpd2;
+  for (int c = 0; c < kCompactUnits; ++c) {
+    if (c < n) {
+      std::memcpy(c2 + c * kRow, u2 + unit[c] * kRow, sizeof(float) * kRow);
+    } else {
+      std::fill(c2 + c * kRow, c2 + (c + 1) * kRow, 0.0f);
+    }
+  }
+  std::memcpy(c2 + kCompactUnits * kRow, u2 + kUpdHidden * kRow, sizeof(float) * kRow);
+  return true;
 }
 
 // Update of agents v0 .. v0 + kRows - 1: h = upd2(relu(upd1(h, min, max))). Then, unless
 // this is the last step, the new h and the next step's first message layer; after the last,
 // the readout into q rows (stride kNumActions), or its argmax into actions.
-template <bool kWide, int kRows, bool kFirst, bool kLast, bool kGreedy>
+// kCompact: with the update MLP of only its live units (compact_update).
+template <bool kWide, int kRows, bool kFirst, bool kLast, bool kGreedy, bool kCompact>
 [[gnu::always_inline]] inline void node_tile(const Mpnn& m, int v0, float* q,
                                              uint16_t* actions) noexcept {
   float* x = m.x + static_cast<size_t>(v0) * kX;
-  alignas(64) float z[kRows][kUpdHidden];
+  constexpr int kZ = kCompact ? kCompactUnits : kUpdHidden;
+  alignas(64) float z[kRows][kZ];
   alignas(64) float h[kRows][kHidden];
   using L = MpnnLayout<kWide>;
-  const float* u1 = m.wt + L::kUpd1;
-  const float* u2 = m.wt + L::kUpd2;
+  const float* u1 = kCompact ? m.cw : m.wt + L::kUpd1;
+  const float* u2 = kCompact ? m.cw + kCompactUpd2 : m.wt + L::kUpd2;
   // In the first step, h is the features and zeros.
   constexpr int kPadFrom = kFirst ? kNumFeatures : kX;
   constexpr int kPadTo = kFirst ? kHidden : kX;
-  dense<kWide, kX, kUpdHidden, kRows, true, kPadFrom, kPadTo>(
-      u1, u1 + kX * kRowOf<kWide, kUpdHidden>, x, kX, &z[0][0], kUpdHidden);
-  dense_live<kWide, kUpdHidden, kHidden, kRows, false>(
-      u2, u2 + kUpdHidden * kRowOf<kWide, kHidden>, &z[0][0], kUpdHidden, &h[0][0], kHidden,
-      m.skip_dead ? live_inputs<kUpdHidden, kRows>(&z[0][0], kUpdHidden) : kAllInputs<kUpdHidden>);
+  dense<kWide, kX, kZ, kRows, true, kPadFrom, kPadTo>(u1, u1 + kX * kRowOf<kWide, kZ>, x, kX,
+                                                      &z[0][0], kZ);
+  dense_live<kWide, kZ, kHidden, kRows, false>(
+      u2, u2 + kZ * kRowOf<kWide, kHidden>, &z[0][0], kZ, &h[0][0], kHidden,
+      m.skip_dead ? live_inputs<kZ, kRows>(&z[0][0], kZ) : kAllInputs<kZ>);
   if constexpr (!kLast) {
     for (int k = 0; k < kRows; ++k) {
       std::memcpy(x + static_cast<size_t>(k) * kX, h[k], sizeof(h[k]));
@@ -276,13 +446,23 @@ template <bool kWide, int kRows, bool kFirst, bool kLast, bool kGreedy>
   }
 }
 
-template <bool kWide, bool kFirst, bool kLast, bool kGreedy>
-[[gnu::always_inline]] inline void node_pass(const Mpnn& m, float* q, uint16_t* actions) noexcept {
+template <bool kWide, bool kFirst, bool kLast, bool kGreedy, bool kCompact>
+[[gnu::always_inline]] inline void node_pass_of(const Mpnn& m, float* q,
+                                                uint16_t* actions) noexcept {
   constexpr int kTileRows = kTileRowsOf<kWide>;
   int v = 0;
   for (; v + kTileRows <= m.n; v += kTileRows)
-    node_tile<kWide, kTileRows, kFirst, kLast, kGreedy>(m, v, q, actions);
-  for (; v < m.n; ++v) node_tile<kWide, 1, kFirst, kLast, kGreedy>(m, v, q, actions);
+    node_tile<kWide, kTileRows, kFirst, kLast, kGreedy, kCompact>(m, v, q, actions);
+  for (; v < m.n; ++v) node_tile<kWide, 1, kFirst, kLast, kGreedy, kCompact>(m, v, q, actions);
+}
+
+template <bool kWide, bool kFirst, bool kLast, bool kGreedy>
+[[gnu::always_inline]] inline void node_pass(const Mpnn& m, float* q, uint16_t* actions) noexcept {
+  if (m.skip_dead && compact_update<kWide, kFirst>(m)) {
+    node_pass_of<kWide, kFirst, kLast, kGreedy, true>(m, q, actions);
+  } else {
+    node_pass_of<kWide, kFirst, kLast, kGreedy, false>(m, q, actions);
+  }
 }
 
 template <bool kWide, bool kGreedy>
@@ -467,7 +647,10 @@ FastMpnn::FastMpnn(const MpnnWeights& w, const PortGraph& graph, SimdBuild build
   x_.assign(n * kX, 0.0f);
   a_.assign(n * kMsgHidden, 0.0f);
   s_.assign(n * kMsgHidden, 0.0f);
-  bounds_.assign(2 * kMsgHidden, 0.0f);
+  bounds_.assign(2 * kMsgHidden + 2 * kX, 0.0f);
+  upd1_plain_.reserve(static_cast<size_t>(kX + 1) * kUpdHidden);
+  append_transposed(upd1_plain_, w.upd1.w.data(), kX, kUpdHidden, w.upd1.b.data());
+  compact_.assign(kCompactUpd2 + (kCompactUnits + 1) * kRowOf<true, kHidden>, 0.0f);
 }
 
 void FastMpnn::forward(const float* features, float* q, uint16_t* actions) noexcept {
@@ -482,7 +665,11 @@ void FastMpnn::forward(const float* features, float* q, uint16_t* actions) noexc
                .s = s_.data(),
                .amax = bounds_.data(),
                .smax = bounds_.data() + kMsgHidden,
-               .skip_dead = skip_dead_};
+               .skip_dead = skip_dead_,
+               .upd1_plain = upd1_plain_.data(),
+               .xlo = bounds_.data() + 2 * kMsgHidden,
+               .xhi = bounds_.data() + 2 * kMsgHidden + kX,
+               .cw = compact_.data()};
   if (actions) {
     mpnn_forward<true>(build_, m, features, nullptr, actions);
   } else {

@@ -81,7 +81,10 @@ class FastMpnn {
   AlignedFloats x_;   // per agent: h, min and max of its incoming messages
   AlignedFloats a_;   // per agent: W1a h + b1 (as receiver)
   AlignedFloats s_;   // per agent: W1b h (as sender)
-  AlignedFloats bounds_;  // per unit: the largest a, then the largest s, of a step
+  AlignedFloats bounds_;      // per unit: the largest a, then the largest s, of a step; then
+                              // per update input: its least, then its greatest value
+  AlignedFloats upd1_plain_;  // the update MLP's first layer, transposed, in every build's layout
+  AlignedFloats compact_;     // the update MLP with only its live units (fast_mpnn.cc)
 };
 
 class FastAccNets {

@@ -198,7 +198,13 @@ MpnnWeights weights_with_dead_units(uint64_t seed) {
     w.msg1.b[o] = -0.5f;
   }
   for (int o = 1; o < kMsgHidden; o += 3) w.msg1.b[o] -= 0.6f;
-  for (int o = 0; o < kUpdHidden; o += 2) w.upd1.b[o] -= 0.8f;
+  // A third of the update MLP's first units dead on every agent (so the rest, some of them
+  // dead on some agents, fit the compacted layer), others often dead.
+  for (int o = 0; o < kUpdHidden; o += 3) {
+    std::fill_n(&w.upd1.w[static_cast<size_t>(o) * 3 * kHidden], 3 * kHidden, 0.0f);
+    w.upd1.b[o] = -0.5f;
+  }
+  for (int o = 1; o < kUpdHidden; o += 3) w.upd1.b[o] -= 0.8f;
   for (int o = 0; o < kReadoutHidden; o += 2) w.ro1.b[o] -= 0.5f;
   w.msg2.b[3] = w.upd2.b[4] = w.ro2.b[5] = -0.0f;
   return w;
@@ -219,27 +225,29 @@ std::pair<std::vector<float>, std::vector<float>> skipped_and_full(const MpnnWei
 
 // Skipping a unit that is zero adds nothing, to the bit: the same Q-values (memcmp: zeros
 // keep their sign, NaNs their payload) as adding every unit, in every build, with units dead
-// on every edge, on some, and in some tiles of agents only.
+// on every edge or agent (so that layers are compacted), on some, and in some tiles of agents
+// only, and with random weights (few dead: nothing compacted).
 TEST(FastMpnn, SkippingDeadUnitsGivesTheBitsOfAddingThem) {
   uint64_t seed = 41;
-  for (const Topology& t : clos_and_fat_trees({4, 8})) {
-    const PortGraph g(t);
-    const auto w = weights_with_dead_units(seed);
-    auto x = test::random_rows(seed + 1, g.num_agents(), kNumFeatures);
-    for (size_t i = 0; i < x.size(); i += 5) x[i] = 0.0f;
-    seed += 2;
-    std::vector<float> first_build;
-    for (SimdBuild b : builds_this_cpu_runs()) {
-      const auto [skipped, full] = skipped_and_full(w, g, x, b);
-      ASSERT_EQ(std::memcmp(skipped.data(), full.data(), skipped.size() * sizeof(float)), 0)
-          << simd_build_name(b) << ", " << g.num_agents() << " agents";
-      EXPECT_LT(max_difference(skipped, reference_q(w, g, x)), 1e-5) << simd_build_name(b);
-      if (b == SimdBuild::avx512 && simd_build_supported(SimdBuild::avx2)) {
-        const auto narrow = skipped_and_full(w, g, x, SimdBuild::avx2).first;
-        EXPECT_EQ(std::memcmp(narrow.data(), skipped.data(), skipped.size() * sizeof(float)), 0);
+  for (const Topology& t : clos_and_fat_trees({4, 8}))
+    for (const bool dead : {true, false}) {
+      const PortGraph g(t);
+      const auto w = dead ? weights_with_dead_units(seed) : test::random_mpnn(seed);
+      auto x = test::random_rows(seed + 1, g.num_agents(), kNumFeatures);
+      for (size_t i = 0; i < x.size(); i += 5) x[i] = 0.0f;
+      seed += 2;
+      std::vector<float> first_build;
+      for (SimdBuild b : builds_this_cpu_runs()) {
+        const auto [skipped, full] = skipped_and_full(w, g, x, b);
+        ASSERT_EQ(std::memcmp(skipped.data(), full.data(), skipped.size() * sizeof(float)), 0)
+            << simd_build_name(b) << ", " << g.num_agents() << " agents";
+        EXPECT_LT(max_difference(skipped, reference_q(w, g, x)), 1e-5) << simd_build_name(b);
+        if (b == SimdBuild::avx512 && simd_build_supported(SimdBuild::avx2)) {
+          const auto narrow = skipped_and_full(w, g, x, SimdBuild::avx2).first;
+          EXPECT_EQ(std::memcmp(narrow.data(), skipped.data(), skipped.size() * sizeof(float)), 0);
+        }
       }
     }
-  }
 }
 
 // A readout whose hidden units are all zero leaves each Q-value at its bias. A bias of -0
