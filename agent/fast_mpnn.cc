@@ -113,30 +113,72 @@ struct Mpnn {
   // The update MLP's first layer transposed ([kX][kUpdHidden], then the bias) in the plain
   // layout of every build: its bounds and its compacted copy are made from it.
   const float* upd1_plain;
-  float* xlo;  // [kX]: per input of the update MLP, its least value over the agents
-  float* xhi;  // [kX]: its greatest (both NaN once one is NaN)
+  // Per input of the update MLP, (h, min, max), its least and greatest value over the agents
+  // this step (NaNs left out): h's folded as it is written (fold_h_bounds), the min and max
+  // as each receiver's last edge is folded in (fold_aggregate_bounds).
+  float* xlo;     // [kX]
+  float* xhi;     // [kX]
+  bool isolated;  // some agent has no ingress neighbour (its min and max are 0)
   // The update MLP with only its live units (compact_update): kCompactUnits outputs of the
   // first layer ([kX + 1][kCompactUnits]), then the second layer's rows of those units and its
   // bias ([kCompactUnits + 1][kRowOf<kHidden>]).
   float* cw;
+  // The first message layer transposed ([2 kHidden][kMsgHidden], then the bias), plain.
+  const float* msg1_plain;
+  // The message MLP with only its live units (compact_messages): the first layer's halves
+  // ([kHidden][kCompactUnits] each), its bias and a row of zeros; then the second layer's rows
+  // of those units and its bias ([kCompactUnits + 1][kRowOf<kHidden>]).
+  float* cm;
+  // Per step, the units each compacted layer was last made for (~0: none): a step whose live
+  // units are the last forward pass's reuses it (compact_update, compact_messages).
+  uint32_t* made_upd;  // [kMpSteps]
+  uint32_t* made_msg;  // [kMpSteps]
+  // Whether the second step's first message layer is computed in the first step's update
+  // pass, for every unit, as the new h's are made (cheaper when its units do not fit
+  // kCompactUnits), or in a pass of its own after it (so that it can be compacted). The same
+  // bits either way: chosen from the last forward pass (message_step).
+  bool* fuse;
+  // Per step, forward passes to wait before bounding the update MLP's units (wait[step]) or
+  // the message MLP's (wait[kMpSteps + step]) again, after they did not fit kCompactUnits:
+  // the bounds cost about a microsecond, as much as compaction saves on 40 agents.
+  uint8_t* wait;
+  // Whether this step's bounds are needed (a layer of it will be bounded): of the h's made,
+  // and of the receivers' min and max (set per step by mpnn_forward_body).
+  bool fold_h;
+  bool fold_aggregates;
 };
+
+// Forward passes a layer whose live units did not fit waits before it is bounded again.
+constexpr uint8_t kCompactRetryAfter = 7;
+
+// Whether to bound a layer this forward pass (see Mpnn::wait).
+[[gnu::always_inline]] inline bool try_compact(uint8_t& wait) noexcept {
+  if (wait == 0) return true;
+  --wait;
+  return false;
+}
 
 // A layer whose live outputs fit in this many is computed with only those (two thirds of the
 // multiply-adds of its 24).
 constexpr int kCompactUnits = 16;
 constexpr size_t kCompactUpd2 = static_cast<size_t>(kX + 1) * kCompactUnits;
+constexpr size_t kCompactMsg2 = static_cast<size_t>(2 * kHidden + 2) * kCompactUnits;
+// Floats of each step's compacted layers (either build's layout).
+constexpr size_t kCompactUpdFloats = kCompactUpd2 + (kCompactUnits + 1) * kRowOf<true, kHidden>;
+constexpr size_t kCompactMsgFloats = kCompactMsg2 + (kCompactUnits + 1) * kRowOf<true, kHidden>;
 
 // Every input of an In-wide layer.
 template <int In>
 constexpr uint32_t kAllInputs = In == 32 ? ~0u : (1u << In) - 1;
 
-// Folds rows x[0 .. kRows) (stride kMsgHidden) into the running maximum hi.
-template <int kRows>
-[[gnu::always_inline]] inline void fold_max(float* __restrict hi, const float* __restrict x) noexcept {
-  for (int j = 0; j < kMsgHidden; j += 8) {
+// Folds rows x[0 .. kRows) (kU units each) into the running maximum hi.
+template <int kRows, int kU>
+[[gnu::always_inline]] inline void fold_max(float* __restrict hi,
+                                            const float* __restrict x) noexcept {
+  for (int j = 0; j < kU; j += 8) {
     v8f h = load8(hi + j);
     for (int k = 0; k < kRows; ++k) {
-      const v8f v = load8(x + k * kMsgHidden + j);
+      const v8f v = load8(x + k * kU + j);
       h = (h < v || v != v) ? v : h;
     }
     store8(hi + j, h);
@@ -154,59 +196,107 @@ template <int kRows>
 }
 
 // The first message layer's two halves for rows v0.., from hidden states h (stride hs);
-// inputs [kZeroFrom, kHidden) of h are zeros.
-template <bool kWide, int kRows, int kZeroFrom>
+// inputs [kZeroFrom, kHidden) of h are zeros. kU: the layer's units, all kMsgHidden, or the
+// kCompactUnits of compact_messages (rows of a and s are kU floats).
+template <bool kWide, int kRows, int kZeroFrom, int kU>
 [[gnu::always_inline]] inline void message_halves(const Mpnn& m, int v0, const float* h,
                                                   size_t hs) noexcept {
   using L = MpnnLayout<kWide>;
-  constexpr size_t kRow = kRowOf<kWide, kMsgHidden>;
-  const float* w1a = m.wt + L::kMsg1;
+  constexpr bool kAll = kU == kMsgHidden;
+  constexpr size_t kRow = kRowOf<kWide, kU>;
+  const float* w1a = kAll ? m.wt + L::kMsg1 : m.cm;
   const float* w1b = w1a + kHidden * kRow;
   const float* b1 = w1a + 2 * kHidden * kRow;
-  const size_t o = static_cast<size_t>(v0) * kMsgHidden;
-  dense<kWide, kHidden, kMsgHidden, kRows, false, kZeroFrom, kHidden>(w1a, b1, h, hs, m.a + o,
-                                                                    kMsgHidden);
-  dense<kWide, kHidden, kMsgHidden, kRows, false, kZeroFrom, kHidden>(w1b, m.wt + L::kZeroBias, h, hs,
-                                                                    m.s + o, kMsgHidden);
-  fold_max<kRows>(m.amax, m.a + o);
-  fold_max<kRows>(m.smax, m.s + o);
+  const float* zero = kAll ? m.wt + L::kZeroBias : b1 + kRow;
+  const size_t o = static_cast<size_t>(v0) * kU;
+  dense<kWide, kHidden, kU, kRows, false, kZeroFrom, kHidden>(w1a, b1, h, hs, m.a + o, kU);
+  dense<kWide, kHidden, kU, kRows, false, kZeroFrom, kHidden>(w1b, zero, h, hs, m.s + o, kU);
+  fold_max<kRows, kU>(m.amax, m.a + o);
+  fold_max<kRows, kU>(m.smax, m.s + o);
 }
 
-// Messages of edges e0 .. e0 + kRows - 1: m = W2 relu(a_dst + s_src) + b2, folded into the
-// receiver's min and max in edge order. kOneDst: the kRows edges go to one agent (edges are
-// sorted by receiver; in a fat tree of k >= 8 every agent has a multiple of 4), so its a row
-// is read once and its min and max are folded in registers.
+// The second message layer (kU inputs: see message_halves).
+template <bool kWide, int kU>
+[[gnu::always_inline]] inline const float* message_out(const Mpnn& m) noexcept {
+  return kU == kMsgHidden ? m.wt + MpnnLayout<kWide>::kMsg2 : m.cm + kCompactMsg2;
+}
+
+// Folds rows h[0 .. kRows) (stride hs) into the step's bounds of h, the first kHidden of
+// the update MLP's inputs (NaNs left out).
+template <int kRows>
+[[gnu::always_inline]] inline void fold_h_bounds(const Mpnn& m, const float* h,
+                                                 size_t hs) noexcept {
+  for (int j = 0; j < kHidden; j += 8) {
+    v8f lo = load8(m.xlo + j), hi = load8(m.xhi + j);
+    for (int k = 0; k < kRows; ++k) {
+      const v8f v = load8(h + k * hs + j);
+      lo = v < lo ? v : lo;
+      hi = hi < v ? v : hi;
+    }
+    store8(m.xlo + j, lo);
+    store8(m.xhi + j, hi);
+  }
+}
+
+[[gnu::always_inline]] inline void reset_h_bounds(const Mpnn& m) noexcept {
+  std::fill(m.xlo, m.xlo + kHidden, std::numeric_limits<float>::infinity());
+  std::fill(m.xhi, m.xhi + kHidden, -std::numeric_limits<float>::infinity());
+}
+
+// Before an edge pass: no receiver's min and max folded yet, but those of agents with no
+// ingress neighbour, 0.
+[[gnu::always_inline]] inline void reset_aggregate_bounds(const Mpnn& m) noexcept {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::fill(m.xlo + kHidden, m.xlo + kX, m.isolated ? 0.0f : inf);
+  std::fill(m.xhi + kHidden, m.xhi + kX, m.isolated ? 0.0f : -inf);
+}
+
+// Folds agent v's min and max, complete, into the step's bounds of the update MLP's inputs.
+[[gnu::always_inline]] inline void fold_aggregate_bounds(const Mpnn& m, int v) noexcept {
+  const float* a = m.x + static_cast<size_t>(v) * kX;
+  for (int j = kHidden; j < kX; j += 8) {
+    const v8f x = load8(a + j);
+    const v8f lo = load8(m.xlo + j), hi = load8(m.xhi + j);
+    store8(m.xlo + j, x < lo ? x : lo);
+    store8(m.xhi + j, hi < x ? x : hi);
+  }
+}
+
 // The AVX-512 build's tile of 8 edges to one receiver (a fat tree's graph has only such
 // tiles): the same values as edge_tile, in fewer instructions. relu(a_dst + s_src) goes
 // straight into the layout of the tail's row pairs (dense_group16's xp), with no rows stored
 // and interleaved, and the receiver's min and max fold the accumulators in registers, edge by
 // edge as edge_tile does. (Two such tiles at once, 16 edges: 10% slower, registers spill.)
+template <int kU>
 [[gnu::always_inline]] inline void edge_tile_pairs(const Mpnn& m, int e0, uint32_t live) noexcept {
-  static_assert(kMsgHidden == 24 && kHidden == 24, "16 outputs, then a tail of 8");
+  static_assert(kHidden == 24, "16 outputs, then a tail of 8");
+  static_assert(kU == 16 || kU == 24);
   constexpr int kRows = 8;
   constexpr int kPairs = kRows / 2;
   const int32_t* src = m.src + e0;
-  const float* av = m.a + static_cast<size_t>(m.dst[e0]) * kMsgHidden;
+  const float* av = m.a + static_cast<size_t>(m.dst[e0]) * kU;
   const v16f a16 = load16(av);
-  const v8f a8 = load8(av + 16);
-  alignas(64) float xp[kPairs][2 * kMsgHidden];
+  alignas(64) float xp[kPairs][2 * kU];
   for (int p = 0; p < kPairs; ++p) {
-    const float* s0 = m.s + static_cast<size_t>(src[2 * p]) * kMsgHidden;
-    const float* s1 = m.s + static_cast<size_t>(src[2 * p + 1]) * kMsgHidden;
+    const float* s0 = m.s + static_cast<size_t>(src[2 * p]) * kU;
+    const float* s1 = m.s + static_cast<size_t>(src[2 * p + 1]) * kU;
     v16f z0 = a16 + load16(s0), z1 = a16 + load16(s1);
-    v8f t0 = a8 + load8(s0 + 16), t1 = a8 + load8(s1 + 16);
     z0 = z0 < 0.0f ? v16f{} : z0;
     z1 = z1 < 0.0f ? v16f{} : z1;
-    t0 = t0 < 0.0f ? v8f{} : t0;
-    t1 = t1 < 0.0f ? v8f{} : t1;
     store16(&xp[p][0], __builtin_shufflevector(z0, z1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6,
                                                22, 7, 23));
     store16(&xp[p][16], __builtin_shufflevector(z0, z1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13,
                                                 29, 14, 30, 15, 31));
-    store16(&xp[p][32],
-            __builtin_shufflevector(t0, t1, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15));
+    if constexpr (kU == 24) {
+      const v8f a8 = load8(av + 16);
+      v8f t0 = a8 + load8(s0 + 16), t1 = a8 + load8(s1 + 16);
+      t0 = t0 < 0.0f ? v8f{} : t0;
+      t1 = t1 < 0.0f ? v8f{} : t1;
+      store16(&xp[p][32], __builtin_shufflevector(t0, t1, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6,
+                                                  14, 7, 15));
+    }
   }
-  const float* w2 = m.wt + MpnnLayout<true>::kMsg2;
+  const float* w2 = message_out<true, kU>(m);
   float* mn = m.x + static_cast<size_t>(m.dst[e0]) * kX + kHidden;
   float* mx = mn + kHidden;
   auto fold = [&](auto& acc, auto& pacc) __attribute__((always_inline)) {
@@ -226,29 +316,34 @@ template <bool kWide, int kRows, int kZeroFrom>
     store16(mx, hi);
     store8(mn + 16, lo8);
     store8(mx + 16, hi8);
+    if (m.fold_aggregates && m.in_offset[m.dst[e0] + 1] == e0 + kRows)
+      fold_aggregate_bounds(m, m.dst[e0]);
   };
-  dense_group16<kMsgHidden, kHidden, kRows, kMsgHidden, kMsgHidden, true, 0, 1, true, true>(
-      w2, w2 + kMsgHidden * kWideRow<kHidden>, nullptr, 0, &xp[0][0], live, fold);
+  dense_group16<kU, kHidden, kRows, kU, kU, true, 0, 1, true, true>(
+      w2, w2 + kU * kWideRow<kHidden>, nullptr, 0, &xp[0][0], live, fold);
 }
 
-template <bool kWide, int kRows, bool kOneDst>
+// Messages of edges e0 .. e0 + kRows - 1: m = W2 relu(a_dst + s_src) + b2, folded into the
+// receiver's min and max in edge order. kOneDst: the kRows edges go to one agent (edges are
+// sorted by receiver; in a fat tree of k >= 8 every agent has a multiple of 4), so its a row
+// is read once and its min and max are folded in registers. kU: see message_halves.
+template <bool kWide, int kRows, bool kOneDst, int kU>
 [[gnu::always_inline]] inline void edge_tile(const Mpnn& m, int e0, uint32_t live) noexcept {
-  alignas(64) float pre[kRows][kMsgHidden];
+  alignas(64) float pre[kRows][kU];
   alignas(64) float msg[kRows][kHidden];
   const int32_t* dst = m.dst + e0;
   const int32_t* src = m.src + e0;
   for (int k = 0; k < kRows; ++k) {
-    const float* av = m.a + static_cast<size_t>(dst[kOneDst ? 0 : k]) * kMsgHidden;
-    const float* su = m.s + static_cast<size_t>(src[k]) * kMsgHidden;
-    for (int j = 0; j < kMsgHidden; j += 8) {
+    const float* av = m.a + static_cast<size_t>(dst[kOneDst ? 0 : k]) * kU;
+    const float* su = m.s + static_cast<size_t>(src[k]) * kU;
+    for (int j = 0; j < kU; j += 8) {
       const v8f z = load8(av + j) + load8(su + j);
       store8(&pre[k][j], z < 0.0f ? v8f{} : z);
     }
   }
-  const float* w2 = m.wt + MpnnLayout<kWide>::kMsg2;
-  dense_live<kWide, kMsgHidden, kHidden, kRows, false>(
-      w2, w2 + kMsgHidden * kRowOf<kWide, kHidden>, &pre[0][0], kMsgHidden, &msg[0][0], kHidden,
-      live);
+  const float* w2 = message_out<kWide, kU>(m);
+  dense_live<kWide, kU, kHidden, kRows, false>(w2, w2 + kU * kRowOf<kWide, kHidden>, &pre[0][0], kU,
+                                               &msg[0][0], kHidden, live);
   for (int k0 = 0, k1; k0 < kRows; k0 = k1) {
     // Edges k0 .. k1 - 1 go to one receiver.
     k1 = kRows;
@@ -266,6 +361,7 @@ template <bool kWide, int kRows, bool kOneDst>
       store8(mn + j, lo);
       store8(mx + j, hi);
     }
+    if (m.fold_aggregates && m.in_offset[dst[k0] + 1] == e0 + k1) fold_aggregate_bounds(m, dst[k0]);
   }
 }
 
@@ -280,31 +376,133 @@ template <bool kWide, int kRows, bool kOneDst>
 // for the rounded sums; a NaN bound keeps the unit). Skipping them gives the same bits (see
 // dense_live). Trained networks leave many units dead: the shipped GraphCC model about half
 // of them on the K=16 fat tree's live counters, the same units on every edge.
-template <bool kWide>
-[[gnu::always_inline]] inline void edge_pass(const Mpnn& m) noexcept {
-  uint32_t live = m.skip_dead ? 0 : kAllInputs<kMsgHidden>;
-  for (int j = 0; j < kMsgHidden; ++j)
+// kU: the message units (message_halves), of which `slots` are the layer's (compact_messages
+// pads its units with zero ones).
+template <bool kWide, int kU>
+[[gnu::always_inline]] inline void edge_pass(const Mpnn& m, uint32_t slots) noexcept {
+  uint32_t live = m.skip_dead ? 0 : kAllInputs<kU>;
+  for (int j = 0; j < kU; ++j)
     if (!(m.amax[j] + m.smax[j] <= 0.0f)) live |= 1u << j;
+  live &= slots;
   reset_bounds(m);
+  reset_aggregate_bounds(m);
   constexpr int kTileRows = kTileRowsOf<kWide>;
   int e = 0;
   while (e + kTileRows <= m.e) {
     const bool one_dst = m.dst[e] == m.dst[e + kTileRows - 1];
     if constexpr (kWide) {
       if (one_dst) {
-        edge_tile_pairs(m, e, live);
+        edge_tile_pairs<kU>(m, e, live);
         e += kTileRows;
         continue;
       }
     } else if (one_dst) {
-      edge_tile<kWide, kTileRows, true>(m, e, live);
+      edge_tile<kWide, kTileRows, true, kU>(m, e, live);
       e += kTileRows;
       continue;
     }
-    edge_tile<kWide, kTileRows, false>(m, e, live);
+    edge_tile<kWide, kTileRows, false, kU>(m, e, live);
     e += kTileRows;
   }
-  for (; e < m.e; ++e) edge_tile<kWide, 1, true>(m, e, live);
+  for (; e < m.e; ++e) edge_tile<kWide, 1, true, kU>(m, e, live);
+}
+
+// The bits of the units of the first message layer that can be positive on some edge this
+// step, a_dst + s_src, from the bounds of h over the agents (fold_h_bounds): as in
+// compact_update, each half is bounded with its own operations in its own order (inputs
+// [kZeroFrom, kHidden) skipped as message_halves skips them) and float addition is
+// monotone, so no edge's sum exceeds the bound's; a NaN bound keeps the unit. (A NaN input
+// makes every unit of its agent NaN, which the kept units carry; an infinite one makes the
+// bound infinite or NaN.)
+template <int kZeroFrom>
+[[gnu::always_inline]] inline uint32_t live_messages(const Mpnn& m) noexcept {
+  constexpr int kOut = kMsgHidden / 8;
+  const float* w = m.msg1_plain;
+  v8f ba[kOut], bs[kOut];
+  for (int t = 0; t < kOut; ++t) {
+    ba[t] = load8(w + 2 * kHidden * kMsgHidden + 8 * t);
+    bs[t] = v8f{};
+  }
+  for_each_input<kHidden, kZeroFrom, kHidden, false>(
+      0, [&](int i) __attribute__((always_inline)) {
+        for (int t = 0; t < kOut; ++t) {
+          const v8f wa = load8(w + i * kMsgHidden + 8 * t);
+          const v8f ws = load8(w + (kHidden + i) * kMsgHidden + 8 * t);
+          ba[t] += (wa >= 0.0f ? v8f{} + m.xhi[i] : v8f{} + m.xlo[i]) * wa;
+          bs[t] += (ws >= 0.0f ? v8f{} + m.xhi[i] : v8f{} + m.xlo[i]) * ws;
+        }
+      });
+  uint32_t live = 0;
+  for (int t = 0; t < kOut; ++t) {
+    const v8f sum = ba[t] + bs[t];
+    for (int j = 0; j < 8; ++j)
+      if (!(sum[j] <= 0.0f)) live |= 1u << (8 * t + j);
+  }
+  return live;
+}
+
+// Writes the message MLP with only the units `live` marks (at most kCompactUnits, at least
+// one: with none, a NaN agent's messages would lose their NaN) into m.cm, in ascending order,
+// the rest of the kCompactUnits zero; returns the mask of the slots they fill.
+template <bool kWide>
+[[gnu::always_inline]] inline uint32_t compact_messages(const Mpnn& m, uint32_t live,
+                                                        uint32_t& made) noexcept {
+  if (made == live) return (1u << __builtin_popcount(live)) - 1;
+  made = live;
+  int unit[kCompactUnits];
+  int n = 0;
+  for (uint32_t b = live; b != 0; b &= b - 1) unit[n++] = __builtin_ctz(b);
+  const float* w = m.msg1_plain;
+  for (int i = 0; i < 2 * kHidden + 2; ++i) {  // both halves, the bias, the zero row
+    float* row = m.cm + static_cast<size_t>(i) * kCompactUnits;
+    for (int c = 0; c < kCompactUnits; ++c)
+      row[c] = c < n && i <= 2 * kHidden ? w[i * kMsgHidden + unit[c]] : 0.0f;
+  }
+  constexpr size_t kRow = kRowOf<kWide, kHidden>;
+  const float* w2 = m.wt + MpnnLayout<kWide>::kMsg2;
+  float* c2 = m.cm + kCompactMsg2;
+  for (int c = 0; c < kCompactUnits; ++c) {
+    if (c < n) {
+      std::memcpy(c2 + c * kRow, w2 + unit[c] * kRow, sizeof(float) * kRow);
+    } else {
+      std::fill(c2 + c * kRow, c2 + (c + 1) * kRow, 0.0f);
+    }
+  }
+  std::memcpy(c2 + kCompactUnits * kRow, w2 + kMsgHidden * kRow, sizeof(float) * kRow);
+  return (1u << n) - 1;
+}
+
+// One step's messages: the first layer's halves of every agent from its h (in x), then the
+// edge pass; with only the live units when they fit kCompactUnits (and skipping is on):
+// returns whether they did.
+template <bool kWide, int kZeroFrom>
+[[gnu::always_inline]] inline bool message_step(const Mpnn& m) noexcept {
+  reset_bounds(m);
+  auto run = []<int kU>(const Mpnn& mm, uint32_t slots) __attribute__((always_inline)) {
+    constexpr int kTileRows = kTileRowsOf<kWide>;
+    int v = 0;
+    for (; v + kTileRows <= mm.n; v += kTileRows)
+      message_halves<kWide, kTileRows, kZeroFrom, kU>(mm, v, mm.x + static_cast<size_t>(v) * kX,
+                                                      kX);
+    for (; v < mm.n; ++v)
+      message_halves<kWide, 1, kZeroFrom, kU>(mm, v, mm.x + static_cast<size_t>(v) * kX, kX);
+    edge_pass<kWide, kU>(mm, slots);
+  };
+  constexpr int kStep = kZeroFrom == kHidden ? 1 : 0;
+  if (m.skip_dead && try_compact(m.wait[kMpSteps + kStep])) {
+    const uint32_t live = live_messages<kZeroFrom>(m);
+    const int n = __builtin_popcount(live);
+    if (n >= 1 && n <= kCompactUnits) {
+      Mpnn ms = m;
+      ms.cm += kStep * kCompactMsgFloats;
+      run.template operator()<kCompactUnits>(ms,
+                                             compact_messages<kWide>(ms, live, m.made_msg[kStep]));
+      return true;
+    }
+    m.wait[kMpSteps + kStep] = kCompactRetryAfter;
+  }
+  run.template operator()<kMsgHidden>(m, kAllInputs<kMsgHidden>);
+  return false;
 }
 
 // Whether the update MLP's first layer has at most kCompactUnits units that can be positive
@@ -321,41 +519,10 @@ template <bool kWide>
 // K=16 fat tree's live counters.
 template <bool kWide, bool kFirst>
 [[gnu::always_inline]] inline bool compact_update(const Mpnn& m) noexcept {
+  uint8_t& wait = m.wait[kFirst ? 0 : 1];
+  if (!try_compact(wait)) return false;
   constexpr int kPadFrom = kFirst ? kNumFeatures : kX;
   constexpr int kPadTo = kFirst ? kHidden : kX;
-  // Per input, its least and greatest value over the agents (NaNs left out: an agent with a
-  // NaN input has a NaN sum, 0 after the ReLU).
-  const float inf = std::numeric_limits<float>::infinity();
-  using V = std::conditional_t<kWide, v16f, v8f>;
-  constexpr int kW = sizeof(V) / sizeof(float);
-  constexpr int kVecs = kX / kW;
-  V lo[kVecs], hi[kVecs];
-  v8f lo8 = v8f{} + inf, hi8 = v8f{} - inf;
-  for (int c = 0; c < kVecs; ++c) {
-    lo[c] = V{} + inf;
-    hi[c] = V{} - inf;
-  }
-  for (int v = 0; v < m.n; ++v) {
-    const float* x = m.x + static_cast<size_t>(v) * kX;
-    for (int c = 0; c < kVecs; ++c) {
-      const V xv = load_vec<V>(x + kW * c);
-      lo[c] = xv < lo[c] ? xv : lo[c];
-      hi[c] = hi[c] < xv ? xv : hi[c];
-    }
-    if constexpr (kX % kW != 0) {
-      const v8f xv = load8(x + kX - 8);
-      lo8 = xv < lo8 ? xv : lo8;
-      hi8 = hi8 < xv ? xv : hi8;
-    }
-  }
-  for (int c = 0; c < kVecs; ++c) {
-    store_vec(m.xlo + kW * c, lo[c]);
-    store_vec(m.xhi + kW * c, hi[c]);
-  }
-  if constexpr (kX % kW != 0) {
-    store8(m.xlo + kX - 8, lo8);
-    store8(m.xhi + kX - 8, hi8);
-  }
   constexpr int kOut = kUpdHidden / 8;
   const float* w = m.upd1_plain;
   v8f bound[kOut];
@@ -372,7 +539,13 @@ template <bool kWide, bool kFirst>
   for (int t = 0; t < kOut; ++t)
     for (int j = 0; j < 8; ++j)
       if (!(bound[t][j] <= 0.0f)) live |= 1u << (8 * t + j);
-  if (__builtin_popcount(live) > kCompactUnits) return false;
+  if (__builtin_popcount(live) > kCompactUnits) {
+    wait = kCompactRetryAfter;
+    return false;
+  }
+  uint32_t& made = m.made_upd[kFirst ? 0 : 1];
+  if (made == live) return true;
+  made = live;
   int unit[kCompactUnits];
   int n = 0;
   for (uint32_t b = live; b != 0; b &= b - 1) unit[n++] = __builtin_ctz(b);
@@ -398,7 +571,8 @@ template <bool kWide, bool kFirst>
 // this is the last step, the new h and the next step's first message layer; after the last,
 // the readout into q rows (stride kNumActions), or its argmax into actions.
 // kCompact: with the update MLP of only its live units (compact_update).
-template <bool kWide, int kRows, bool kFirst, bool kLast, bool kGreedy, bool kCompact>
+// kFuse: the next step's first message layer too (every unit; see Mpnn::fuse).
+template <bool kWide, int kRows, bool kFirst, bool kLast, bool kGreedy, bool kCompact, bool kFuse>
 [[gnu::always_inline]] inline void node_tile(const Mpnn& m, int v0, float* q,
                                              uint16_t* actions) noexcept {
   float* x = m.x + static_cast<size_t>(v0) * kX;
@@ -421,7 +595,9 @@ template <bool kWide, int kRows, bool kFirst, bool kLast, bool kGreedy, bool kCo
       std::memcpy(x + static_cast<size_t>(k) * kX, h[k], sizeof(h[k]));
       reset_aggregates(m, v0 + k);
     }
-    message_halves<kWide, kRows, kHidden>(m, v0, &h[0][0], kHidden);
+    if (m.fold_h) fold_h_bounds<kRows>(m, &h[0][0], kHidden);
+    if constexpr (kFuse)
+      message_halves<kWide, kRows, kHidden, kMsgHidden>(m, v0, &h[0][0], kHidden);
   } else {
     alignas(64) float r[kRows][kReadoutHidden];
     const float* r1 = m.wt + L::kRo1;
@@ -446,22 +622,28 @@ template <bool kWide, int kRows, bool kFirst, bool kLast, bool kGreedy, bool kCo
   }
 }
 
-template <bool kWide, bool kFirst, bool kLast, bool kGreedy, bool kCompact>
+template <bool kWide, bool kFirst, bool kLast, bool kGreedy, bool kCompact, bool kFuse>
 [[gnu::always_inline]] inline void node_pass_of(const Mpnn& m, float* q,
                                                 uint16_t* actions) noexcept {
   constexpr int kTileRows = kTileRowsOf<kWide>;
   int v = 0;
   for (; v + kTileRows <= m.n; v += kTileRows)
-    node_tile<kWide, kTileRows, kFirst, kLast, kGreedy, kCompact>(m, v, q, actions);
-  for (; v < m.n; ++v) node_tile<kWide, 1, kFirst, kLast, kGreedy, kCompact>(m, v, q, actions);
+    node_tile<kWide, kTileRows, kFirst, kLast, kGreedy, kCompact, kFuse>(m, v, q, actions);
+  for (; v < m.n; ++v)
+    node_tile<kWide, 1, kFirst, kLast, kGreedy, kCompact, kFuse>(m, v, q, actions);
 }
 
-template <bool kWide, bool kFirst, bool kLast, bool kGreedy>
+template <bool kWide, bool kFirst, bool kLast, bool kGreedy, bool kFuse = false>
 [[gnu::always_inline]] inline void node_pass(const Mpnn& m, float* q, uint16_t* actions) noexcept {
-  if (m.skip_dead && compact_update<kWide, kFirst>(m)) {
-    node_pass_of<kWide, kFirst, kLast, kGreedy, true>(m, q, actions);
+  Mpnn mu = m;
+  mu.cw += (kFirst ? 0 : 1) * kCompactUpdFloats;
+  const bool compact = m.skip_dead && compact_update<kWide, kFirst>(mu);
+  if constexpr (!kLast) reset_h_bounds(m);  // the new h's are folded as they are written
+  if constexpr (kFuse) reset_bounds(m);
+  if (compact) {
+    node_pass_of<kWide, kFirst, kLast, kGreedy, true, kFuse>(mu, q, actions);
   } else {
-    node_pass_of<kWide, kFirst, kLast, kGreedy, false>(m, q, actions);
+    node_pass_of<kWide, kFirst, kLast, kGreedy, false, kFuse>(m, q, actions);
   }
 }
 
@@ -469,23 +651,38 @@ template <bool kWide, bool kGreedy>
 [[gnu::always_inline]] inline void mpnn_forward_body(const Mpnn& m, const float* features, float* q,
                                                      uint16_t* actions) noexcept {
   static_assert(kMpSteps == 2, "one first and one last step");
+  // Per step, the bounds its compact_update and message_step will read (those that are
+  // not waiting: Mpnn::wait).
+  auto with_bounds = [&](int step) {
+    Mpnn ms = m;
+    ms.fold_h = m.skip_dead && (m.wait[step] == 0 || m.wait[kMpSteps + step] == 0);
+    ms.fold_aggregates = m.skip_dead && m.wait[step] == 0;
+    return ms;
+  };
+  const Mpnn m0 = with_bounds(0);
+  reset_h_bounds(m);
   for (int v = 0; v < m.n; ++v) {
     float* h = m.x + static_cast<size_t>(v) * kX;
     std::memcpy(h, features + static_cast<size_t>(v) * kNumFeatures, sizeof(float) * kNumFeatures);
     std::fill(h + kNumFeatures, h + kHidden, 0.0f);
     reset_aggregates(m, v);
+    if (m0.fold_h) fold_h_bounds<1>(m, h, kX);
   }
-  reset_bounds(m);
-  constexpr int kTileRows = kTileRowsOf<kWide>;
-  int v = 0;
-  for (; v + kTileRows <= m.n; v += kTileRows)
-    message_halves<kWide, kTileRows, kNumFeatures>(m, v, m.x + static_cast<size_t>(v) * kX, kX);
-  for (; v < m.n; ++v)
-    message_halves<kWide, 1, kNumFeatures>(m, v, m.x + static_cast<size_t>(v) * kX, kX);
-  edge_pass<kWide>(m);
-  node_pass<kWide, true, false, kGreedy>(m, q, actions);
-  edge_pass<kWide>(m);
-  node_pass<kWide, false, true, kGreedy>(m, q, actions);
+  message_step<kWide, kNumFeatures>(m0);
+  const Mpnn m1 = with_bounds(1);  // its h's are made by the first update pass
+  if (*m.fuse) {
+    node_pass<kWide, true, false, kGreedy, true>(m1, q, actions);
+    edge_pass<kWide, kMsgHidden>(m1, kAllInputs<kMsgHidden>);
+    if (m.skip_dead && try_compact(m.wait[kMpSteps + 1])) {
+      const int n = __builtin_popcount(live_messages<kHidden>(m1));
+      *m.fuse = !(n >= 1 && n <= kCompactUnits);
+      if (*m.fuse) m.wait[kMpSteps + 1] = kCompactRetryAfter;
+    }
+  } else {
+    node_pass<kWide, true, false, kGreedy>(m1, q, actions);
+    *m.fuse = !message_step<kWide, kHidden>(m1);
+  }
+  node_pass<kWide, false, true, kGreedy>(m1, q, actions);
 }
 
 // Agents 0 .. n - 1 of the ACC nets, one network each.
@@ -648,9 +845,14 @@ FastMpnn::FastMpnn(const MpnnWeights& w, const PortGraph& graph, SimdBuild build
   a_.assign(n * kMsgHidden, 0.0f);
   s_.assign(n * kMsgHidden, 0.0f);
   bounds_.assign(2 * kMsgHidden + 2 * kX, 0.0f);
+  fuse_ = !skip_dead_;
+  for (int v = 0; v < n_; ++v) isolated_ = isolated_ || in_offset_[v] == in_offset_[v + 1];
   upd1_plain_.reserve(static_cast<size_t>(kX + 1) * kUpdHidden);
   append_transposed(upd1_plain_, w.upd1.w.data(), kX, kUpdHidden, w.upd1.b.data());
-  compact_.assign(kCompactUpd2 + (kCompactUnits + 1) * kRowOf<true, kHidden>, 0.0f);
+  compact_.assign(kMpSteps * kCompactUpdFloats, 0.0f);
+  msg1_plain_.reserve(static_cast<size_t>(2 * kHidden + 1) * kMsgHidden);
+  append_transposed(msg1_plain_, w.msg1.w.data(), 2 * kHidden, kMsgHidden, w.msg1.b.data());
+  compact_msg_.assign(kMpSteps * kCompactMsgFloats, 0.0f);
 }
 
 void FastMpnn::forward(const float* features, float* q, uint16_t* actions) noexcept {
@@ -669,7 +871,16 @@ void FastMpnn::forward(const float* features, float* q, uint16_t* actions) noexc
                .upd1_plain = upd1_plain_.data(),
                .xlo = bounds_.data() + 2 * kMsgHidden,
                .xhi = bounds_.data() + 2 * kMsgHidden + kX,
-               .cw = compact_.data()};
+               .isolated = isolated_,
+               .cw = compact_.data(),
+               .msg1_plain = msg1_plain_.data(),
+               .cm = compact_msg_.data(),
+               .made_upd = made_.data(),
+               .made_msg = made_.data() + kMpSteps,
+               .fuse = &fuse_,
+               .wait = wait_.data(),
+               .fold_h = false,
+               .fold_aggregates = false};
   if (actions) {
     mpnn_forward<true>(build_, m, features, nullptr, actions);
   } else {

@@ -17,6 +17,7 @@
 // (one instance per acting thread).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -85,6 +86,12 @@ class FastMpnn {
                               // per update input: its least, then its greatest value
   AlignedFloats upd1_plain_;  // the update MLP's first layer, transposed, in every build's layout
   AlignedFloats compact_;     // the update MLP with only its live units (fast_mpnn.cc)
+  AlignedFloats msg1_plain_;  // the first message layer, transposed, in every build's layout
+  AlignedFloats compact_msg_;                         // the message MLP with only its live units
+  bool isolated_ = false;                             // some agent has no ingress neighbour
+  std::array<uint32_t, 4> made_{~0u, ~0u, ~0u, ~0u};  // the units each compacted layer holds
+  bool fuse_ = false;  // the second step's first message layer made in the first update pass
+  std::array<uint8_t, 4> wait_{};  // forward passes before a layer is bounded again
 };
 
 class FastAccNets {

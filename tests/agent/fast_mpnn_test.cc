@@ -286,6 +286,87 @@ TEST(FastMpnn, NonFiniteFeaturesGiveTheBitsOfAddingEveryUnit) {
   }
 }
 
+// A network keeps its compacted layers while the same units are live: one that has run on
+// other features (other units live, fewer, or too many to compact) gives the bits of a fresh
+// one.
+TEST(FastMpnn, ANetworkThatRanBeforeGivesTheBitsOfAFreshOne) {
+  // Both MLPs compacted; then only the message MLP (the update MLP's units do not fit, so it
+  // waits while the message MLP is compacted every pass).
+  auto messages_only = weights_with_dead_units(94);
+  messages_only.upd1 = test::random_mpnn(95).upd1;
+  for (const Topology& t : clos_and_fat_trees({8}))
+    for (const MpnnWeights& w : {weights_with_dead_units(91), messages_only}) {
+      const PortGraph g(t);
+      const size_t nf = static_cast<size_t>(g.num_agents()) * kNumFeatures;
+      std::vector<std::vector<float>> xs{test::random_rows(92, g.num_agents(), kNumFeatures)};
+      xs.push_back(xs[0]);
+      for (float& v : xs[1]) v = 4.0f * v - 2.0f;  // other units live
+      xs.push_back(test::random_rows(93, g.num_agents(), kNumFeatures));
+      xs.emplace_back(nf, 0.0f);  // fewer units live
+      for (SimdBuild b : builds_this_cpu_runs()) {
+        FastMpnn used(w, g, b);
+        std::vector<float> q(static_cast<size_t>(g.num_agents()) * kNumActions), fresh(q.size());
+        for (int i : {3, 0, 1, 0, 2, 3, 1, 1, 0}) {
+          ASSERT_EQ(xs[static_cast<size_t>(i)].size(), nf);
+          used.q_values(xs[static_cast<size_t>(i)].data(), q.data());
+          FastMpnn(w, g, b).q_values(xs[static_cast<size_t>(i)].data(), fresh.data());
+          ASSERT_EQ(std::memcmp(q.data(), fresh.data(), q.size() * sizeof(float)), 0)
+              << simd_build_name(b) << ", features " << i;
+        }
+      }
+    }
+}
+
+// Infinite features where the message MLP is compacted: an agent whose first feature is
+// +inf sends and receives messages of -inf sums only (every unit's weight on that feature is
+// negative), 0 after the ReLU, so its messages are the second layer's bias and count in the
+// min and max. The slots compact_messages pads with zero units must not add their NaN
+// (0 x inf) to those messages: half the units are dead by their bias, so 12 slots are used
+// of 16, in a Clos and in fat trees (whose tiles take the AVX-512 edge path).
+TEST(FastMpnn, InfiniteFeaturesLeaveCompactedMessagesFinite) {
+  auto w = test::random_mpnn(71);
+  for (int o = 0; o < kMsgHidden; ++o) {
+    float* row = &w.msg1.w[static_cast<size_t>(o) * 2 * kHidden];
+    row[0] = -std::abs(row[0]) - 0.1f;
+    row[kHidden] = -std::abs(row[kHidden]) - 0.1f;
+    if (o % 2 == 0) w.msg1.b[o] = -20.0f;
+  }
+  uint64_t seed = 72;
+  for (const Topology& t : clos_and_fat_trees({4, 8})) {
+    const PortGraph g(t);
+    auto x = test::random_rows(seed++, g.num_agents(), kNumFeatures);
+    for (int v = 3; v < g.num_agents(); v += 11)
+      x[static_cast<size_t>(v) * kNumFeatures] = std::numeric_limits<float>::infinity();
+    for (SimdBuild b : builds_this_cpu_runs()) {
+      const auto [skipped, full] = skipped_and_full(w, g, x, b);
+      EXPECT_EQ(std::memcmp(skipped.data(), full.data(), skipped.size() * sizeof(float)), 0)
+          << simd_build_name(b) << ", " << g.num_agents() << " agents";
+    }
+  }
+}
+
+// A message MLP whose every unit is dead: messages are the second layer's bias, except those
+// of a NaN agent, which stay NaN and so drop out of their receivers' min and max. An agent
+// all of whose ingress neighbours are NaN keeps its min and max at +inf and -inf, as when
+// every unit is added (with no unit kept, the NaN would be lost).
+TEST(FastMpnn, NaNMessagesStayNaNWhenEveryMessageUnitIsDead) {
+  auto w = test::random_mpnn(81);
+  std::fill(w.msg1.w.begin(), w.msg1.w.end(), 0.0f);
+  std::fill(w.msg1.b.begin(), w.msg1.b.end(), -0.5f);
+  const PortGraph g(test::paper_clos());
+  auto x = test::random_rows(82, g.num_agents(), kNumFeatures);
+  const auto& src = g.edge_src();
+  const auto& dst = g.edge_dst();
+  for (size_t e = 0; e < src.size(); ++e)
+    if (dst[e] == 0 && src[e] != 0)
+      x[static_cast<size_t>(src[e]) * kNumFeatures] = std::numeric_limits<float>::quiet_NaN();
+  for (SimdBuild b : builds_this_cpu_runs()) {
+    const auto [skipped, full] = skipped_and_full(w, g, x, b);
+    EXPECT_EQ(std::memcmp(skipped.data(), full.data(), skipped.size() * sizeof(float)), 0)
+        << simd_build_name(b);
+  }
+}
+
 // Skipping zero inputs is exact only for finite weights: others are refused, with the place.
 TEST(FastMpnn, WeightsThatAreNotFiniteAreRefused) {
   const PortGraph g(test::paper_clos());
