@@ -35,47 +35,20 @@
 #include <type_traits>
 
 #include "agent/dense_kernels.h"
+#include "agent/mpnn_compact.h"
+#include "agent/mpnn_pass.h"
 
 namespace rocemu::agent {
 
 namespace {
 
 using namespace kernels;
-
-// Floats per weight row (an input's weights, or the bias) of an Out-wide layer in a build.
-template <bool kWide, int Out>
-constexpr int kRowOf = kWide ? kWideRow<Out> : Out;
-
-template <int In, int Out, bool kWide = false>
-constexpr size_t layer_floats() {
-  return static_cast<size_t>(In + 1) * kRowOf<kWide, Out>;
-}
-
-// Offsets of each transposed layer (weights then bias) in FastMpnn::wt_, then one row of
-// zeros: the bias of the sender half of the first message layer. kWide: the AVX-512 build's
-// layout (kWideRow).
-template <bool kWide>
-struct MpnnLayout {
-  static constexpr size_t kMsg1 = 0;
-  static constexpr size_t kMsg2 = kMsg1 + layer_floats<2 * kHidden, kMsgHidden, kWide>();
-  static constexpr size_t kUpd1 = kMsg2 + layer_floats<kMsgHidden, kHidden, kWide>();
-  static constexpr size_t kUpd2 = kUpd1 + layer_floats<3 * kHidden, kUpdHidden, kWide>();
-  static constexpr size_t kRo1 = kUpd2 + layer_floats<kUpdHidden, kHidden, kWide>();
-  static constexpr size_t kRo2 = kRo1 + layer_floats<kHidden, kReadoutHidden, kWide>();
-  static constexpr size_t kZeroBias = kRo2 + layer_floats<kReadoutHidden, kNumActions, kWide>();
-  static constexpr size_t kFloats = kZeroBias + kRowOf<kWide, kMsgHidden>;
-  static_assert(kMsg2 % 8 == 0 && kUpd1 % 8 == 0 && kUpd2 % 8 == 0 && kRo1 % 8 == 0 &&
-                kRo2 % 8 == 0 && kZeroBias % 8 == 0);
-  static_assert(!kWide || (kMsg2 % 16 == 0 && kUpd1 % 16 == 0 && kUpd2 % 16 == 0 &&
-                           kRo1 % 16 == 0 && kRo2 % 16 == 0 && kZeroBias % 16 == 0));
-};
+using namespace mpnn;
 
 constexpr size_t kAccL1 = 0;
 constexpr size_t kAccL2 = kAccL1 + layer_floats<kAccInputs, kAccHidden>();
 constexpr size_t kAccFloats = kAccL2 + layer_floats<kAccHidden, kNumActions>();
 
-// Per agent, x = (h, min, max): the update MLP's input.
-constexpr int kX = 3 * kHidden;
 // Every layer, weight row, bias and buffer row starts on a 32-byte boundary of the
 // cache-line-aligned buffers, so no 8-float load straddles two cache lines.
 static_assert(kAccL2 % 8 == 0 && kAccFloats % 8 == 0 && kX % 8 == 0 && kMsgHidden % 8 == 0);
@@ -93,83 +66,6 @@ void append_transposed(Floats& out, const float* w, size_t in, size_t nout, cons
     for (size_t o = whole; o < nout; ++o) out.insert(out.end(), 2, at(o));
   }
 }
-
-struct Mpnn {
-  const float* wt;
-  const int32_t* src;
-  const int32_t* dst;
-  const int32_t* in_offset;
-  int n;
-  int e;
-  float* x;  // [n x kX]
-  float* a;  // [n x kMsgHidden]
-  float* s;  // [n x kMsgHidden]
-  // Per unit of the first message layer, the largest a and s row entry written since the
-  // last edge pass (NaN once one is NaN): a unit whose a + s bound is <= 0 is zero after the
-  // ReLU on every edge, and the edge pass skips it.
-  float* amax;  // [kMsgHidden]
-  float* smax;  // [kMsgHidden]
-  bool skip_dead;  // false: every unit is added (FastMpnn's skip_dead_units)
-  // The update MLP's first layer transposed ([kX][kUpdHidden], then the bias) in the plain
-  // layout of every build: its bounds and its compacted copy are made from it.
-  const float* upd1_plain;
-  // Per input of the update MLP, (h, min, max), its least and greatest value over the agents
-  // this step (NaNs left out): h's folded as it is written (fold_h_bounds), the min and max
-  // as each receiver's last edge is folded in (fold_aggregate_bounds).
-  float* xlo;     // [kX]
-  float* xhi;     // [kX]
-  bool isolated;  // some agent has no ingress neighbour (its min and max are 0)
-  // The update MLP with only its live units (compact_update): kCompactUnits outputs of the
-  // first layer ([kX + 1][kCompactUnits]), then the second layer's rows of those units and its
-  // bias ([kCompactUnits + 1][kRowOf<kHidden>]).
-  float* cw;
-  // The first message layer transposed ([2 kHidden][kMsgHidden], then the bias), plain.
-  const float* msg1_plain;
-  // The message MLP with only its live units (compact_messages): the first layer's halves
-  // ([kHidden][kCompactUnits] each), its bias and a row of zeros; then the second layer's rows
-  // of those units and its bias ([kCompactUnits + 1][kRowOf<kHidden>]).
-  float* cm;
-  // Per step, the units each compacted layer was last made for (~0: none): a step whose live
-  // units are the last forward pass's reuses it (compact_update, compact_messages).
-  uint32_t* made_upd;  // [kMpSteps]
-  uint32_t* made_msg;  // [kMpSteps]
-  // Whether the second step's first message layer is computed in the first step's update
-  // pass, for every unit, as the new h's are made (cheaper when its units do not fit
-  // kCompactUnits), or in a pass of its own after it (so that it can be compacted). The same
-  // bits either way: chosen from the last forward pass (message_step).
-  bool* fuse;
-  // Per step, forward passes to wait before bounding the update MLP's units (wait[step]) or
-  // the message MLP's (wait[kMpSteps + step]) again, after they did not fit kCompactUnits:
-  // the bounds cost about a microsecond, as much as compaction saves on 40 agents.
-  uint8_t* wait;
-  // Whether this step's bounds are needed (a layer of it will be bounded): of the h's made,
-  // and of the receivers' min and max (set per step by mpnn_forward_body).
-  bool fold_h;
-  bool fold_aggregates;
-};
-
-// Forward passes a layer whose live units did not fit waits before it is bounded again.
-constexpr uint8_t kCompactRetryAfter = 7;
-
-// Whether to bound a layer this forward pass (see Mpnn::wait).
-[[gnu::always_inline]] inline bool try_compact(uint8_t& wait) noexcept {
-  if (wait == 0) return true;
-  --wait;
-  return false;
-}
-
-// A layer whose live outputs fit in this many is computed with only those (two thirds of the
-// multiply-adds of its 24).
-constexpr int kCompactUnits = 16;
-constexpr size_t kCompactUpd2 = static_cast<size_t>(kX + 1) * kCompactUnits;
-constexpr size_t kCompactMsg2 = static_cast<size_t>(2 * kHidden + 2) * kCompactUnits;
-// Floats of each step's compacted layers (either build's layout).
-constexpr size_t kCompactUpdFloats = kCompactUpd2 + (kCompactUnits + 1) * kRowOf<true, kHidden>;
-constexpr size_t kCompactMsgFloats = kCompactMsg2 + (kCompactUnits + 1) * kRowOf<true, kHidden>;
-
-// Every input of an In-wide layer.
-template <int In>
-constexpr uint32_t kAllInputs = In == 32 ? ~0u : (1u << In) - 1;
 
 // Folds rows x[0 .. kRows) (kU units each) into the running maximum hi.
 template <int kRows, int kU>
@@ -219,47 +115,6 @@ template <bool kWide, int kRows, int kZeroFrom, int kU>
 template <bool kWide, int kU>
 [[gnu::always_inline]] inline const float* message_out(const Mpnn& m) noexcept {
   return kU == kMsgHidden ? m.wt + MpnnLayout<kWide>::kMsg2 : m.cm + kCompactMsg2;
-}
-
-// Folds rows h[0 .. kRows) (stride hs) into the step's bounds of h, the first kHidden of
-// the update MLP's inputs (NaNs left out).
-template <int kRows>
-[[gnu::always_inline]] inline void fold_h_bounds(const Mpnn& m, const float* h,
-                                                 size_t hs) noexcept {
-  for (int j = 0; j < kHidden; j += 8) {
-    v8f lo = load8(m.xlo + j), hi = load8(m.xhi + j);
-    for (int k = 0; k < kRows; ++k) {
-      const v8f v = load8(h + k * hs + j);
-      lo = v < lo ? v : lo;
-      hi = hi < v ? v : hi;
-    }
-    store8(m.xlo + j, lo);
-    store8(m.xhi + j, hi);
-  }
-}
-
-[[gnu::always_inline]] inline void reset_h_bounds(const Mpnn& m) noexcept {
-  std::fill(m.xlo, m.xlo + kHidden, std::numeric_limits<float>::infinity());
-  std::fill(m.xhi, m.xhi + kHidden, -std::numeric_limits<float>::infinity());
-}
-
-// Before an edge pass: no receiver's min and max folded yet, but those of agents with no
-// ingress neighbour, 0.
-[[gnu::always_inline]] inline void reset_aggregate_bounds(const Mpnn& m) noexcept {
-  const float inf = std::numeric_limits<float>::infinity();
-  std::fill(m.xlo + kHidden, m.xlo + kX, m.isolated ? 0.0f : inf);
-  std::fill(m.xhi + kHidden, m.xhi + kX, m.isolated ? 0.0f : -inf);
-}
-
-// Folds agent v's min and max, complete, into the step's bounds of the update MLP's inputs.
-[[gnu::always_inline]] inline void fold_aggregate_bounds(const Mpnn& m, int v) noexcept {
-  const float* a = m.x + static_cast<size_t>(v) * kX;
-  for (int j = kHidden; j < kX; j += 8) {
-    const v8f x = load8(a + j);
-    const v8f lo = load8(m.xlo + j), hi = load8(m.xhi + j);
-    store8(m.xlo + j, x < lo ? x : lo);
-    store8(m.xhi + j, hi < x ? x : hi);
-  }
 }
 
 // The AVX-512 build's tile of 8 edges to one receiver (a fat tree's graph has only such
@@ -407,71 +262,6 @@ template <bool kWide, int kU>
   for (; e < m.e; ++e) edge_tile<kWide, 1, true, kU>(m, e, live);
 }
 
-// The bits of the units of the first message layer that can be positive on some edge this
-// step, a_dst + s_src, from the bounds of h over the agents (fold_h_bounds): as in
-// compact_update, each half is bounded with its own operations in its own order (inputs
-// [kZeroFrom, kHidden) skipped as message_halves skips them) and float addition is
-// monotone, so no edge's sum exceeds the bound's; a NaN bound keeps the unit. (A NaN input
-// makes every unit of its agent NaN, which the kept units carry; an infinite one makes the
-// bound infinite or NaN.)
-template <int kZeroFrom>
-[[gnu::always_inline]] inline uint32_t live_messages(const Mpnn& m) noexcept {
-  constexpr int kOut = kMsgHidden / 8;
-  const float* w = m.msg1_plain;
-  v8f ba[kOut], bs[kOut];
-  for (int t = 0; t < kOut; ++t) {
-    ba[t] = load8(w + 2 * kHidden * kMsgHidden + 8 * t);
-    bs[t] = v8f{};
-  }
-  for_each_input<kHidden, kZeroFrom, kHidden, false>(
-      0, [&](int i) __attribute__((always_inline)) {
-        for (int t = 0; t < kOut; ++t) {
-          const v8f wa = load8(w + i * kMsgHidden + 8 * t);
-          const v8f ws = load8(w + (kHidden + i) * kMsgHidden + 8 * t);
-          ba[t] += (wa >= 0.0f ? v8f{} + m.xhi[i] : v8f{} + m.xlo[i]) * wa;
-          bs[t] += (ws >= 0.0f ? v8f{} + m.xhi[i] : v8f{} + m.xlo[i]) * ws;
-        }
-      });
-  uint32_t live = 0;
-  for (int t = 0; t < kOut; ++t) {
-    const v8f sum = ba[t] + bs[t];
-    for (int j = 0; j < 8; ++j)
-      if (!(sum[j] <= 0.0f)) live |= 1u << (8 * t + j);
-  }
-  return live;
-}
-
-// Writes the message MLP with only the units `live` marks (at most kCompactUnits, at least
-// one: with none, a NaN agent's messages would lose their NaN) into m.cm, in ascending order,
-// the rest of the kCompactUnits zero; returns the mask of the slots they fill.
-template <bool kWide>
-[[gnu::always_inline]] inline uint32_t compact_messages(const Mpnn& m, uint32_t live,
-                                                        uint32_t& made) noexcept {
-  if (made == live) return (1u << __builtin_popcount(live)) - 1;
-  made = live;
-  int unit[kCompactUnits];
-  int n = 0;
-  for (uint32_t b = live; b != 0; b &= b - 1) unit[n++] = __builtin_ctz(b);
-  const float* w = m.msg1_plain;
-  for (int i = 0; i < 2 * kHidden + 2; ++i) {  // both halves, the bias, the zero row
-    float* row = m.cm + static_cast<size_t>(i) * kCompactUnits;
-    for (int c = 0; c < kCompactUnits; ++c)
-      row[c] = c < n && i <= 2 * kHidden ? w[i * kMsgHidden + unit[c]] : 0.0f;
-  }
-  constexpr size_t kRow = kRowOf<kWide, kHidden>;
-  const float* w2 = m.wt + MpnnLayout<kWide>::kMsg2;
-  float* c2 = m.cm + kCompactMsg2;
-  for (int c = 0; c < kCompactUnits; ++c) {
-    if (c < n) {
-      std::memcpy(c2 + c * kRow, w2 + unit[c] * kRow, sizeof(float) * kRow);
-    } else {
-      std::fill(c2 + c * kRow, c2 + (c + 1) * kRow, 0.0f);
-    }
-  }
-  std::memcpy(c2 + kCompactUnits * kRow, w2 + kMsgHidden * kRow, sizeof(float) * kRow);
-  return (1u << n) - 1;
-}
-
 // One step's messages: the first layer's halves of every agent from its h (in x), then the
 // edge pass; with only the live units when they fit kCompactUnits (and skipping is on):
 // returns whether they did.
@@ -503,68 +293,6 @@ template <bool kWide, int kZeroFrom>
   }
   run.template operator()<kMsgHidden>(m, kAllInputs<kMsgHidden>);
   return false;
-}
-
-// Whether the update MLP's first layer has at most kCompactUnits units that can be positive
-// on some agent this step; if so, writes the layer with only those (in ascending order, the
-// rest of the kCompactUnits zero) and the second layer's rows of them into m.cw. A unit is
-// dead on every agent when its output computed from the inputs' bounds over the agents, each
-// input at the end its weight's sign favours, is <= 0: the bound is computed in the order and
-// with the operations of the layer itself (bias, then one multiply-add per input in ascending
-// order, the same inputs skipped), and each of them is monotone in its operands (round to
-// nearest is), so every agent's value is at most the bound, or NaN (0 after the ReLU). A NaN
-// bound (an infinite input times a zero weight) keeps the unit. Units left out are 0 after the ReLU
-// on every agent, as the ones a tile finds zero (dense_live), so the values are the bits of the
-// full layer. Trained networks leave many dead: the shipped GraphCC model 11-15 of the 24 on the
-// K=16 fat tree's live counters.
-template <bool kWide, bool kFirst>
-[[gnu::always_inline]] inline bool compact_update(const Mpnn& m) noexcept {
-  uint8_t& wait = m.wait[kFirst ? 0 : 1];
-  if (!try_compact(wait)) return false;
-  constexpr int kPadFrom = kFirst ? kNumFeatures : kX;
-  constexpr int kPadTo = kFirst ? kHidden : kX;
-  constexpr int kOut = kUpdHidden / 8;
-  const float* w = m.upd1_plain;
-  v8f bound[kOut];
-  for (int t = 0; t < kOut; ++t) bound[t] = load8(w + kX * kUpdHidden + 8 * t);
-  for_each_input<kX, kPadFrom, kPadTo, false>(
-      0, [&](int i) __attribute__((always_inline)) {
-        for (int t = 0; t < kOut; ++t) {
-          const v8f wi = load8(w + i * kUpdHidden + 8 * t);
-          const v8f xi = wi >= 0.0f ? v8f{} + m.xhi[i] : v8f{} + m.xlo[i];
-          bound[t] += xi * wi;
-        }
-      });
-  uint32_t live = 0;
-  for (int t = 0; t < kOut; ++t)
-    for (int j = 0; j < 8; ++j)
-      if (!(bound[t][j] <= 0.0f)) live |= 1u << (8 * t + j);
-  if (__builtin_popcount(live) > kCompactUnits) {
-    wait = kCompactRetryAfter;
-    return false;
-  }
-  uint32_t& made = m.made_upd[kFirst ? 0 : 1];
-  if (made == live) return true;
-  made = live;
-  int unit[kCompactUnits];
-  int n = 0;
-  for (uint32_t b = live; b != 0; b &= b - 1) unit[n++] = __builtin_ctz(b);
-  for (int i = 0; i <= kX; ++i) {
-    float* row = m.cw + static_cast<size_t>(i) * kCompactUnits;
-    for (int c = 0; c < kCompactUnits; ++c) row[c] = c < n ? w[i * kUpdHidden + unit[c]] : 0.0f;
-  }
-  constexpr size_t kRow = kRowOf<kWide, kHidden>;
-  const float* u2 = m.wt + MpnnLayout<kWide>::kUpd2;
-  float* c2 = m.cw + kCompactUpd2;
-  for (int c = 0; c < kCompactUnits; ++c) {
-    if (c < n) {
-      std::memcpy(c2 + c * kRow, u2 + unit[c] * kRow, sizeof(float) * kRow);
-    } else {
-      std::fill(c2 + c * kRow, c2 + (c + 1) * kRow, 0.0f);
-    }
-  }
-  std::memcpy(c2 + kCompactUnits * kRow, u2 + kUpdHidden * kRow, sizeof(float) * kRow);
-  return true;
 }
 
 // Update of agents v0 .. v0 + kRows - 1: h = upd2(relu(upd1(h, min, max))). Then, unless
