@@ -12,11 +12,11 @@
 // the data layout, at 32 (two 512-bit pipes, the AVX-512 build on Zen 5) >= 787.
 // Those are the counts with every hidden unit added. Units a ReLU left at zero add nothing and
 // are skipped (dense_live): in the edge pass the units no edge can make positive, in the
-// update and readout MLPs those zero in a whole tile of agents; and when at most 16 of the
-// update MLP's first units can be positive on any agent (compact_update), that layer is
-// computed for those only (16 outputs: two thirds of its multiply-adds). The shipped trained model on
-// the K=16 fat tree's live counters keeps 10-12 of the 24 message units, so its edge messages
-// cost ~6.6 k multiply-adds per agent, not 14.7 k (random weights and features keep more).
+// update and readout MLPs those zero in a whole tile of agents; and when at most 16 units of
+// the message MLP's or the update MLP's first layer can be positive this step (bounds over
+// the agents, mpnn_compact.h), that layer is computed for those only. The shipped trained
+// model on the K=16 fat tree's live counters keeps 13-14 of the 24 message units and 11-13
+// of the update's, and about 12 message units on every tile of edges.
 // ACC: per agent 12 x 32 + 32 x 120 = 4.2 k multiply-adds on 17.5 KB of its own weights, so
 // with thousands of ports the pass streams its weights from memory.
 //
