@@ -12,6 +12,30 @@
 
 namespace rocemu::agent::mpnn {
 
+// The units `live` marks, ascending, into unit[]; returns their count (<= kCompactUnits).
+[[gnu::always_inline]] inline int units_of(uint32_t live, int* unit) noexcept {
+  int n = 0;
+  for (uint32_t b = live; b != 0; b &= b - 1) unit[n++] = __builtin_ctz(b);
+  return n;
+}
+
+// The rows of a kHidden-wide layer (kIn input rows, then the bias, in the build's layout at
+// `layer`) for inputs unit[0 .. n), then zero rows up to kCompactUnits, then the bias: the
+// layer after a compacted one.
+template <bool kWide, int kIn>
+[[gnu::always_inline]] inline void copy_unit_rows(float* out, const float* layer, const int* unit,
+                                                  int n) noexcept {
+  constexpr size_t kRow = kRowOf<kWide, kHidden>;
+  for (int c = 0; c < kCompactUnits; ++c) {
+    if (c < n) {
+      std::memcpy(out + c * kRow, layer + unit[c] * kRow, sizeof(float) * kRow);
+    } else {
+      std::fill(out + c * kRow, out + (c + 1) * kRow, 0.0f);
+    }
+  }
+  std::memcpy(out + kCompactUnits * kRow, layer + kIn * kRow, sizeof(float) * kRow);
+}
+
 // Folds rows h[0 .. kRows) (stride hs) into the step's bounds of h, the first kHidden of
 // the update MLP's inputs (NaNs left out).
 template <int kRows>
@@ -96,25 +120,14 @@ template <bool kWide>
   if (made == live) return (1u << __builtin_popcount(live)) - 1;
   made = live;
   int unit[kCompactUnits];
-  int n = 0;
-  for (uint32_t b = live; b != 0; b &= b - 1) unit[n++] = __builtin_ctz(b);
+  const int n = units_of(live, unit);
   const float* w = m.msg1_plain;
   for (int i = 0; i < 2 * kHidden + 2; ++i) {  // both halves, the bias, the zero row
     float* row = m.cm + static_cast<size_t>(i) * kCompactUnits;
     for (int c = 0; c < kCompactUnits; ++c)
       row[c] = c < n && i <= 2 * kHidden ? w[i * kMsgHidden + unit[c]] : 0.0f;
   }
-  constexpr size_t kRow = kRowOf<kWide, kHidden>;
-  const float* w2 = m.wt + MpnnLayout<kWide>::kMsg2;
-  float* c2 = m.cm + kCompactMsg2;
-  for (int c = 0; c < kCompactUnits; ++c) {
-    if (c < n) {
-      std::memcpy(c2 + c * kRow, w2 + unit[c] * kRow, sizeof(float) * kRow);
-    } else {
-      std::fill(c2 + c * kRow, c2 + (c + 1) * kRow, 0.0f);
-    }
-  }
-  std::memcpy(c2 + kCompactUnits * kRow, w2 + kMsgHidden * kRow, sizeof(float) * kRow);
+  copy_unit_rows<kWide, kMsgHidden>(m.cm + kCompactMsg2, m.wt + MpnnLayout<kWide>::kMsg2, unit, n);
   return (1u << n) - 1;
 }
 
@@ -160,23 +173,12 @@ template <bool kWide, bool kFirst>
   if (made == live) return true;
   made = live;
   int unit[kCompactUnits];
-  int n = 0;
-  for (uint32_t b = live; b != 0; b &= b - 1) unit[n++] = __builtin_ctz(b);
+  const int n = units_of(live, unit);
   for (int i = 0; i <= kX; ++i) {
     float* row = m.cw + static_cast<size_t>(i) * kCompactUnits;
     for (int c = 0; c < kCompactUnits; ++c) row[c] = c < n ? w[i * kUpdHidden + unit[c]] : 0.0f;
   }
-  constexpr size_t kRow = kRowOf<kWide, kHidden>;
-  const float* u2 = m.wt + MpnnLayout<kWide>::kUpd2;
-  float* c2 = m.cw + kCompactUpd2;
-  for (int c = 0; c < kCompactUnits; ++c) {
-    if (c < n) {
-      std::memcpy(c2 + c * kRow, u2 + unit[c] * kRow, sizeof(float) * kRow);
-    } else {
-      std::fill(c2 + c * kRow, c2 + (c + 1) * kRow, 0.0f);
-    }
-  }
-  std::memcpy(c2 + kCompactUnits * kRow, u2 + kUpdHidden * kRow, sizeof(float) * kRow);
+  copy_unit_rows<kWide, kUpdHidden>(m.cw + kCompactUpd2, m.wt + MpnnLayout<kWide>::kUpd2, unit, n);
   return true;
 }
 
