@@ -8,9 +8,12 @@
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
+#include <iterator>
 #include <limits>
+#include <random>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "agent/policy.h"
 #include "common/topology_generators.h"
@@ -448,6 +451,31 @@ TEST(Argmax, FirstLargestWinsAndNaNsNeverDo) {
   EXPECT_EQ(argmax(tail, 11), 9);
   std::vector<float> neg(16, -std::numeric_limits<float>::infinity());
   EXPECT_EQ(argmax(neg.data(), 16), 0);
+}
+
+// The scalar rule argmax implements, over vectors drawn from a few values (ties), +-0,
+// infinities and NaNs, at every length up to 130 (blocks of 8 and 32 and tails).
+TEST(Argmax, MatchesTheScalarRuleOnTiesSignedZerosInfinitiesAndNaNs) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float pool[] = {-0.0f, 0.0f, 1.0f, -1.0f, 2.5f, inf, -inf, nan, 7.0f, -3.0f};
+  std::mt19937 rng(17);
+  int nan_at_0 = 0, ties = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    const int n = 1 + static_cast<int>(rng() % 130);
+    // Draw from a prefix of the pool: some vectors have no NaN, no infinity, only zeros.
+    const size_t kinds = 1 + rng() % std::size(pool);
+    std::vector<float> v(n);
+    for (float& x : v) x = pool[rng() % kinds];
+    int best = 0;
+    for (int i = 1; i < n; ++i)
+      if (v[i] > v[best]) best = i;
+    nan_at_0 += v[0] != v[0];
+    ties += std::count(v.begin(), v.end(), v[best]) > 1;
+    ASSERT_EQ(argmax(v.data(), n), best) << "trial " << trial << ", n " << n;
+  }
+  EXPECT_GT(nan_at_0, 100);
+  EXPECT_GT(ties, 1000);
 }
 
 TEST(FastAccNets, EachPortUsesItsOwnNetworkOnFeaturesAndSetting) {
