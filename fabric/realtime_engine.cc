@@ -10,22 +10,20 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
-#include <rte_mbuf_pool_ops.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
 #include <spdlog/spdlog.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <stdexcept>
 #include <string>
 
 #include "fabric/idle_backoff.h"
 #include "fabric/kernel_neighbours.h"
+#include "fabric/lazy_pool.h"
 
 namespace rocemu::fabric {
 
@@ -70,104 +68,27 @@ void prefault_pool(rte_mempool* pool) noexcept {
       nullptr);
 }
 
-namespace {
-
-// A pktmbuf pool whose objects live in anonymous memory of this process rather than in
-// DPDK's heap, as rte_pktmbuf_pool_create builds one otherwise (same ops, same mbuf
-// layout), without an IOVA: for virtual time, where nothing DMAs. Why: DPDK zeroes heap
-// memory when it is freed, so destroying a 9 KB x 32 K pool faulted in and cleared every page
-// of it (12% of the 24-host Clos episode's CPU was the pool's set-up and that clearing), and
-// a page fault per 4 KB shmem page. Here the memory is unmapped on free and untouched pages
-// are never faulted. Transparent huge pages: with 9 KB data rooms they only cost RSS (every
-// 2 MB page holds mbuf headers); the header-only pools of workload runs are touched whole
-// when their mbufs are initialised, and a K=16 fat tree's 1.8 M mbufs took ~1 s less to set
-// up on 2 MiB pages. So huge pages are advised for pools of small data rooms only.
-//
-// Header-only mbufs (data rooms of kHeaderOnlyRoomBytes past the headroom at most) are
-// compact: their headroom is the mbuf header's own two lines (buf_addr points 128 bytes
-// before the header's end), so the frame starts on the line after the header, an object is
-// 320 bytes, not 448, and a frame's three lines (header, frame) are adjacent. Safe because
-// nothing in rocemu prepends into the headroom (rte_pktmbuf_prepend, headroom writes): a
-// frame is built from its data start. A K=16 fat tree's pool: 797 MiB of RSS, not 996.
-rte_mempool* create_anonymous_pool(const std::string& name, uint32_t n, uint16_t data_room) {
-  const bool compact = data_room <= RTE_PKTMBUF_HEADROOM + kHeaderOnlyRoomBytes;
-  const unsigned elt_bytes = static_cast<unsigned>(sizeof(rte_mbuf)) + data_room -
-                             (compact ? RTE_PKTMBUF_HEADROOM : 0u);
-  rte_mempool* mp = rte_mempool_create_empty(
-      name.c_str(), n, elt_bytes, 256,
-      sizeof(rte_pktmbuf_pool_private), static_cast<int>(rte_socket_id()), 0);
-  if (!mp) return nullptr;
-  const auto give_up = [mp](int err) -> rte_mempool* {
-    rte_mempool_free(mp);
-    rte_errno = err;
-    return nullptr;
-  };
-  if (const int rc = rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), nullptr); rc != 0)
-    return give_up(-rc);
-  rte_pktmbuf_pool_private priv{};
-  priv.mbuf_data_room_size = data_room;
-  priv.mbuf_priv_size = 0;
-  rte_pktmbuf_pool_init(mp, &priv);
-  // As rte_mempool_populate_default sizes its chunks: populate skips objects that would
-  // cross a page boundary (pages of rte_mempool_get_page_size), so small objects need more
-  // than n times their size.
-  size_t pg_sz = 0, min_chunk = 0, align = 0;
-  if (const int rc = rte_mempool_get_page_size(mp, &pg_sz); rc != 0) return give_up(-rc);
-  const ssize_t need = rte_mempool_op_calc_mem_size_default(
-      mp, n, pg_sz == 0 ? 0 : static_cast<uint32_t>(std::countr_zero(pg_sz)), &min_chunk, &align);
-  if (need < 0) return give_up(static_cast<int>(-need));
-  const auto len = static_cast<size_t>(need);
-  // Whole 2 MiB pages (transparent huge pages, where the kernel gives them): initialising
-  // the mbufs touches every page, and a large pool faulted 4 KiB at a time took seconds.
-  constexpr size_t kHuge = size_t{2} << 20;
-  void* raw = ::mmap(nullptr, len + kHuge, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (raw == MAP_FAILED) return give_up(ENOMEM);
-  const uintptr_t at = (reinterpret_cast<uintptr_t>(raw) + kHuge - 1) & ~(kHuge - 1);
-  const size_t head = at - reinterpret_cast<uintptr_t>(raw);
-  if (head != 0) ::munmap(raw, head);
-  ::munmap(reinterpret_cast<char*>(at) + len, kHuge - head);
-  void* mem = reinterpret_cast<void*>(at);
-  if (data_room <= RTE_PKTMBUF_HEADROOM + 1024)
-    ::madvise(mem, len, MADV_HUGEPAGE);  // advice only: 4 KiB pages if refused
-  const int added = rte_mempool_populate_iova(
-      mp, static_cast<char*>(mem), RTE_BAD_IOVA, len,
-      [](rte_mempool_memhdr* h, void*) { ::munmap(h->addr, h->len); }, nullptr);
-  if (added < 0) {
-    ::munmap(mem, len);
-    return give_up(-added);
-  }
-  if (mp->populated_size != n) return give_up(ENOMEM);  // the chunk is the pool's: freed with it
-  // One pass over the objects (each is a cache miss: a K=16 pool has 1.8 M of them).
-  rte_mempool_obj_iter(
-      mp,
-      [](rte_mempool* pool, void* compact_arg, void* obj, unsigned i) {
-        rte_pktmbuf_init(pool, nullptr, obj, i);
-        if (compact_arg != nullptr) {
-          auto* m = static_cast<rte_mbuf*>(obj);
-          m->buf_addr = static_cast<char*>(m->buf_addr) - RTE_PKTMBUF_HEADROOM;
-        }
-      },
-      compact ? mp : nullptr);
-  return mp;
-}
-
-}  // namespace
-
 RunPool::RunPool(uint32_t n, uint32_t data_bytes, Fault fault) {
   static std::atomic<uint32_t> counter{0};
   const std::string name = "rocemu_run_" + std::to_string(counter.fetch_add(1));
   const auto data_room = static_cast<uint16_t>(RTE_PKTMBUF_HEADROOM + data_bytes);
-  pool_ = fault == Fault::kLazy ? create_anonymous_pool(name, n, data_room)
-                                : rte_pktmbuf_pool_create(name.c_str(), n, 256, 0, data_room,
-                                                          static_cast<int>(rte_socket_id()));
+  lazy_ = fault == Fault::kLazy;
+  pool_ = lazy_ ? create_lazy_pool(name, n, data_room)
+                : rte_pktmbuf_pool_create(name.c_str(), n, 256, 0, data_room,
+                                          static_cast<int>(rte_socket_id()));
   if (!pool_)
     throw std::runtime_error("mbuf pool of " + std::to_string(n) +
                              " mbufs: " + std::string(rte_strerror(rte_errno)));
   if (fault == Fault::kPrefault) prefault_pool(pool_);
 }
 
-RunPool::~RunPool() { rte_mempool_free(pool_); }
+RunPool::~RunPool() {
+  if (lazy_) {
+    free_lazy_pool(pool_);
+  } else {
+    rte_mempool_free(pool_);
+  }
+}
 
 std::string default_iface(uint32_t link, bool end_b) {
   return "re" + std::to_string(link) + (end_b ? "b" : "a");

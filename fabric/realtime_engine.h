@@ -121,10 +121,12 @@ void prefault_pool(rte_mempool* pool) noexcept;
 /// nodes that use it). Throws std::runtime_error with the rte_strerror reason if it cannot
 /// be created. The virtual-time jobs' pool, and the real-time engine's. A real-time pool is
 /// prefaulted (kPrefault: no page fault while packets flow); a virtual-time one is not
-/// (kLazy): there a fault costs no model time, and a run touches only the pages its packets
-/// use (the 24-host Clos episode's 32,767 x 9 KB pool: ~0.5 s of CPU spent zeroing pages).
+/// (kLazy): there a fault costs no model time, and a run touches only the pages of the most
+/// mbufs it held at once (fabric/lazy_pool.h: its mbufs are laid out as the run first needs
+/// them; a K=16 fat tree's pool of 1.8 M mbufs took ~2 s to set up whole).
 /// A kLazy pool's mbufs live in anonymous memory with no IOVA (nothing DMAs in virtual time):
-/// never cleared by DPDK on free, unmapped instead. Never hand a kLazy pool to an ethdev.
+/// never cleared by DPDK on free, unmapped instead. One thread at a time; never hand a
+/// kLazy pool to an ethdev.
 /// A kLazy pool of header-only mbufs (`data_bytes` <= kHeaderOnlyRoomBytes) is compact: its
 /// headroom overlaps the mbuf header (rte_pktmbuf_headroom() says 128 as ever, but nothing
 /// may be prepended: the bytes before a frame's data start are the mbuf's own).
@@ -142,6 +144,7 @@ class RunPool {
 
  private:
   rte_mempool* pool_ = nullptr;
+  bool lazy_ = false;
 };
 
 /// Sets hardware PFC on ethdev `port_id` for the priorities of opt.pfc_priorities (the

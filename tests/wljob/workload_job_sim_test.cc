@@ -4,6 +4,7 @@
 // byte-identical result files, and a heavier load gives a higher median slowdown.
 #include <gtest/gtest.h>
 #include <rte_mbuf.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +19,7 @@
 
 #include "common/node.h"
 #include "fabric/eal.h"
+#include "fabric/lazy_pool.h"
 #include "fabric/realtime_engine.h"
 #include "fabric/virtual_engine.h"
 #include "fabric/workload_fabric.h"
@@ -400,7 +402,9 @@ TEST(WorkloadJobSim, SkippingPortsWithNothingToSendChangesNothing) {
       EXPECT_EQ(with.records[i].finish_ns, without.records[i].finish_ns) << i;
     }
     ASSERT_EQ(with.ports.size(), without.ports.size());
-    if (!dcqcn) EXPECT_GT(with.pfc_pauses, 20u) << "the incasts should exercise PFC";
+    if (!dcqcn) {
+      EXPECT_GT(with.pfc_pauses, 20u) << "the incasts should exercise PFC";
+    }
     EXPECT_EQ(with.pfc_pauses, without.pfc_pauses);
     uint64_t incast_flows = 0;
     for (size_t i = 0; i < with.ports.size(); ++i) {
@@ -538,6 +542,81 @@ TEST(RunPool, HeaderOnlyMbufsAreCompactAndFramesNeverTouchAHeader) {
             reinterpret_cast<char*>(m) + sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM);
   EXPECT_EQ(rte_pktmbuf_tailroom(m), kPoolDataBytes);
   rte_pktmbuf_free(m);
+}
+
+namespace {
+
+uint64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace
+
+// A virtual-time pool lays its mbufs out as they are first needed (fabric/lazy_pool.h): a
+// pool the size of a K=16 fat tree's (1.8 M header-only mbufs, 576 MiB made whole) costs
+// the pages of the mbufs a run holds, not of the pool, and counts as a pool made whole.
+TEST(RunPool, LazyPoolTouchesOnlyTheMbufsARunHolds) {
+  start_eal();
+  constexpr unsigned kN = 1'800'000;
+  const uint64_t before = resident_bytes();
+  RunPool pool(kN, kHeaderOnlyRoomBytes, RunPool::Fault::kLazy);
+  rte_mempool* mp = pool.get();
+  EXPECT_EQ(rte_mempool_avail_count(mp), kN);
+  EXPECT_LT(lazy_pool_made(mp), 20'000u) << "one 2 MiB chunk at creation";
+  constexpr unsigned kHeld = 50'000;
+  std::vector<rte_mbuf*> ms(kHeld);
+  for (unsigned i = 0; i < kHeld; i += 1000)
+    ASSERT_EQ(rte_pktmbuf_alloc_bulk(mp, ms.data() + i, 1000), 0) << i;
+  for (rte_mbuf* m : ms) {
+    ASSERT_EQ(m->pool, mp);
+    ASSERT_EQ(rte_mbuf_refcnt_read(m), 1);
+    ASSERT_EQ(rte_pktmbuf_tailroom(m), kHeaderOnlyRoomBytes);
+    ASSERT_EQ(rte_pktmbuf_mtod(m, char*), reinterpret_cast<char*>(m) + sizeof(rte_mbuf));
+  }
+  std::vector<rte_mbuf*> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end()) << "an mbuf twice";
+  EXPECT_GE(lazy_pool_made(mp), kHeld);
+  EXPECT_LT(lazy_pool_made(mp), kHeld + 20'000u);
+  // 50,000 mbufs of 384 bytes with their headers: ~19 MiB; the whole pool 600+ MiB.
+  EXPECT_LT(resident_bytes() - before, uint64_t{96} << 20);
+  EXPECT_EQ(rte_mempool_avail_count(mp) + kHeld, kN);
+  rte_pktmbuf_free_bulk(ms.data(), kHeld);
+  EXPECT_EQ(rte_mempool_avail_count(mp), kN);
+}
+
+// Every one of its n mbufs, then dry, for header-only and 9 KB pools alike; freed mbufs are
+// handed out again; a pool freed with mbufs still out neither hangs nor lays out the rest.
+TEST(RunPool, LazyPoolHandsOutAllItsMbufsThenRunsDry) {
+  start_eal();
+  for (const uint32_t room : {kHeaderOnlyRoomBytes, kPoolDataBytes}) {
+    SCOPED_TRACE(room);
+    // Several 2 MiB chunks of either (~5,400 header-only mbufs a chunk, ~220 of 9 KB).
+    const unsigned kN = room == kHeaderOnlyRoomBytes ? 20'000 : 3'000;
+    RunPool pool(kN, room, RunPool::Fault::kLazy);
+    rte_mempool* mp = pool.get();
+    for (int round = 0; round < 2; ++round) {
+      std::vector<rte_mbuf*> ms;
+      while (rte_mbuf* m = rte_pktmbuf_alloc(mp)) {
+        ASSERT_EQ(rte_pktmbuf_tailroom(m), room);
+        ms.push_back(m);
+        ASSERT_LE(ms.size(), kN);
+      }
+      EXPECT_EQ(ms.size(), kN);
+      EXPECT_EQ(lazy_pool_made(mp), kN);
+      EXPECT_EQ(rte_mempool_avail_count(mp), 0u);
+      std::set<rte_mbuf*> distinct(ms.begin(), ms.end());
+      EXPECT_EQ(distinct.size(), kN);
+      rte_pktmbuf_free_bulk(ms.data(), static_cast<unsigned>(ms.size()));
+      EXPECT_EQ(rte_mempool_avail_count(mp), kN);
+    }
+    RunPool leaky(kN, room, RunPool::Fault::kLazy);
+    for (int i = 0; i < 10; ++i) ASSERT_NE(rte_pktmbuf_alloc(leaky.get()), nullptr);
+    EXPECT_LT(lazy_pool_made(leaky.get()), kN);
+  }  // `leaky` is freed with 10 mbufs out
 }
 
 // One exit rule for rocemu-sim, rocemu-host and the merge; failed flows are listed.
