@@ -126,8 +126,10 @@ unsigned ops_get_count(const rte_mempool* mp) {
   return static_cast<unsigned>(st.objs.size()) + (mp->size - mp->populated_size);
 }
 
+}  // namespace
+
 // The ops, registered once per process (DPDK keeps a table of them; a pool names its ops).
-bool register_ops() noexcept {
+bool lazy_pool_ops_registered() noexcept {
   static const bool ok = [] {
     rte_mempool_ops ops{};
     std::copy_n(kOpsName, sizeof(kOpsName), ops.name);
@@ -141,10 +143,8 @@ bool register_ops() noexcept {
   return ok;
 }
 
-}  // namespace
-
 rte_mempool* create_lazy_pool(const std::string& name, uint32_t n, uint16_t data_room) {
-  if (!register_ops()) {
+  if (!lazy_pool_ops_registered()) {
     rte_errno = ENOSPC;  // DPDK's table of mempool ops is full
     return nullptr;
   }

@@ -22,6 +22,10 @@ namespace rocemu::fabric {
 /// Returns null with rte_errno set on failure.
 rte_mempool* create_lazy_pool(const std::string& name, uint32_t n, uint16_t data_room);
 
+/// Registers the pool's mempool driver (once per process): false if DPDK's table of them
+/// (RTE_MEMPOOL_MAX_OPS_IDX, 16) is full. Debian 12's DPDK loads 14 drivers into it.
+bool lazy_pool_ops_registered() noexcept;
+
 /// Frees a pool of create_lazy_pool (with every mbuf returned, or not: none is made then).
 void free_lazy_pool(rte_mempool* mp) noexcept;
 

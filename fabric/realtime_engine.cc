@@ -73,6 +73,11 @@ RunPool::RunPool(uint32_t n, uint32_t data_bytes, Fault fault) {
   const std::string name = "rocemu_run_" + std::to_string(counter.fetch_add(1));
   const auto data_room = static_cast<uint16_t>(RTE_PKTMBUF_HEADROOM + data_bytes);
   lazy_ = fault == Fault::kLazy;
+  if (lazy_ && !lazy_pool_ops_registered())
+    throw std::runtime_error(
+        "mbuf pool of " + std::to_string(n) + " mbufs: DPDK's table of mempool drivers is full (" +
+        std::to_string(RTE_MEMPOOL_MAX_OPS_IDX) +
+        " slots, taken by the drivers EAL loaded): the virtual-time pool needs one of its own");
   pool_ = lazy_ ? create_lazy_pool(name, n, data_room)
                 : rte_pktmbuf_pool_create(name.c_str(), n, 256, 0, data_room,
                                           static_cast<int>(rte_socket_id()));
