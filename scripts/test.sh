@@ -62,17 +62,32 @@ if [ "${ROCEMU_SANITIZER_BUILDS:-1}" != 0 ]; then
 fi
 
 # meson's own summary is not a format CI reads; give the plain closing line from its JSON logs.
+# A test that did not pass is named there too, with the end of its output (gtest's failure
+# lines and the test's own last words), so that the last lines of a CI log say what failed.
 /usr/bin/python3 - "${logs[@]}" <<'PY'
 import json, sys
 total = [0, 0, 0]
+failed = []
 for log in sys.argv[1:]:
     n = [0, 0, 0]
+    d = log.split('/meson-logs')[0]
     with open(log) as f:
         for line in f:
-            r = json.loads(line).get("result", "")
-            n[0 if r in ("OK", "EXPECTEDFAIL") else 2 if r == "SKIP" else 1] += 1
-    print(f"({log.split('/meson-logs')[0]}: {n[0]} ok, {n[1]} not ok, {n[2]} skipped)")
+            t = json.loads(line)
+            r = t.get("result", "")
+            k = 0 if r in ("OK", "EXPECTEDFAIL") else 2 if r == "SKIP" else 1
+            n[k] += 1
+            if k == 1:
+                failed.append((d, t))
+    print(f"({d}: {n[0]} ok, {n[1]} not ok, {n[2]} skipped)")
     total = [a + b for a, b in zip(total, n)]
+for d, t in failed:
+    out = (t.get("stdout") or "").splitlines()
+    marks = [l for l in out if l.startswith("[  FAILED  ]") or ": Failure" in l]
+    print(f"not ok: {d}: {t['name']} ({t['result']}, exit {t.get('returncode')}, "
+          f"{t.get('duration', 0):.1f} s)")
+    for l in (marks[:10] + ["  ..."] if marks else []) + out[-25:]:
+        print(f"    {l[:300]}")
 print(f"{total[0]} passed, {total[1]} failed, {total[2]} skipped")
 PY
 exit "$status"
