@@ -10,7 +10,9 @@
 
 #include <infiniband/verbs.h>
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -147,16 +149,42 @@ struct ReadRecord {
 };
 inline constexpr uint32_t kReadHistory = 16;
 
-/// Fixed-capacity FIFO over a vector sized at creation; indices grow monotonically.
+/// Work requests a QP's send or receive queue may hold (rxe's RXE_MAX_QP_WR).
+inline constexpr uint32_t kMaxQpWr = uint32_t{1} << 20;
+
+/// Fixed-capacity FIFO; indices grow monotonically and wrap at 2^32. Its slots are the
+/// capacity rounded up to a power of two, so an index finds its slot by a mask: an index
+/// taken modulo any other count jumps when it wraps (with 3 slots, 2^32 - 1 and 0 are both
+/// slot 0: the 4,294,967,296th work request of a QP overwrote one still queued), and the
+/// division was a tenth of the requester's time per packet. How many entries it holds is
+/// still the capacity asked for.
 template <typename T>
 struct Ring {
   std::vector<T> slots;
   uint32_t head = 0, tail = 0;
+  uint32_t capacity = 0;  // entries it may hold (<= kMaxQpWr)
+  uint32_t mask = 0;      // slots.size() - 1
+
+  /// Empty, with room for `entries` (at most kMaxQpWr; 0 holds nothing).
+  void reset(uint32_t entries) {
+    capacity = entries;
+    slots.assign(std::bit_ceil(std::max<uint32_t>(entries, 1)), T{});
+    mask = static_cast<uint32_t>(slots.size()) - 1;
+    head = tail = 0;
+  }
+  /// An empty ring of this one's capacity, with its storage (no allocation).
+  Ring emptied() noexcept {
+    Ring r;
+    r.slots = std::move(slots);
+    r.capacity = capacity;
+    r.mask = mask;
+    return r;
+  }
   uint32_t size() const noexcept { return tail - head; }
   bool empty() const noexcept { return head == tail; }
-  bool full() const noexcept { return size() == slots.size(); }
-  T& at(uint32_t index) noexcept { return slots[index % slots.size()]; }
-  const T& at(uint32_t index) const noexcept { return slots[index % slots.size()]; }
+  bool full() const noexcept { return size() >= capacity; }
+  T& at(uint32_t index) noexcept { return slots[index & mask]; }
+  const T& at(uint32_t index) const noexcept { return slots[index & mask]; }
 };
 
 /// Copies `len` bytes starting `off` bytes into the SGE list to `dst` (gather) and returns

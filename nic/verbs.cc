@@ -170,7 +170,8 @@ uint32_t RoceHost::create_qp(const QpInitAttr& a) {
   if ((a.qp_type != IBV_QPT_RC && a.qp_type != IBV_QPT_UC && a.qp_type != IBV_QPT_UD) ||
       a.pd == 0 || a.pd > num_pds_ || a.send_cq >= cqs_.size() || a.recv_cq >= cqs_.size() ||
       (qps_.size() >= params_.max_qps && free_qps_.empty()) || a.max_send_wr == 0 ||
-      a.max_recv_wr == 0 || a.max_send_sge < 1 || a.max_send_sge > kMaxSge || a.max_recv_sge < 1 ||
+      a.max_send_wr > kMaxQpWr || a.max_recv_wr == 0 || a.max_recv_wr > kMaxQpWr ||
+      a.max_send_sge < 1 || a.max_send_sge > kMaxSge || a.max_recv_sge < 1 ||
       a.max_recv_sge > kMaxSge || (a.gsi && (a.qp_type != IBV_QPT_UD || gsi_slot_ >= 0)) ||
       (a.qp_type == IBV_QPT_UD && !full_frames_))  // datagrams move in full (nic_params.h)
     return 0;
@@ -189,9 +190,9 @@ uint32_t RoceHost::create_qp(const QpInitAttr& a) {
   qp->pd = a.pd;
   qp->send_cq = a.send_cq;
   qp->recv_cq = a.recv_cq;
-  qp->sq.slots.resize(a.max_send_wr);
-  qp->rq.slots.resize(a.max_recv_wr);
-  qp->reads.slots.resize(params_.max_read_jobs);
+  qp->sq.reset(a.max_send_wr);
+  qp->rq.reset(a.max_recv_wr);
+  qp->reads.reset(params_.max_read_jobs);
   qp->max_send_sge = a.max_send_sge;
   qp->max_recv_sge = a.max_recv_sge;
   qp->initial_psn = a.initial_psn >= 0 ? static_cast<uint32_t>(a.initial_psn) & kPsnMask
@@ -398,9 +399,9 @@ int RoceHost::modify_qp(uint32_t qpn, const ibv_qp_attr& attr, int mask) {
     fresh.pd = qp->pd;
     fresh.send_cq = qp->send_cq;
     fresh.recv_cq = qp->recv_cq;
-    fresh.sq.slots = std::move(qp->sq.slots);
-    fresh.rq.slots = std::move(qp->rq.slots);
-    fresh.reads.slots = std::move(qp->reads.slots);
+    fresh.sq = qp->sq.emptied();
+    fresh.rq = qp->rq.emptied();
+    fresh.reads = qp->reads.emptied();
     fresh.max_send_sge = qp->max_send_sge;
     fresh.max_recv_sge = qp->max_recv_sge;
     fresh.initial_psn = qp->initial_psn;

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstring>
 #include <deque>
+#include <set>
 
 #include "common/rng.h"
 #include "common/wire.h"
@@ -32,6 +33,37 @@ TEST(Psn, DifferenceIsSignedAcrossTheWrap) {
   for (uint32_t a : {0u, 1u, 0x7FFFFFu, 0xFFFFFFu})
     for (uint32_t n : {0u, 1u, 100u, 0x7FFFFFu})
       EXPECT_EQ(psn_diff(psn_add(a, n), a), static_cast<int32_t>(n));
+}
+
+// The send, receive and READ queues' ring: each queued entry has its own slot when the
+// indices wrap at 2^32, for capacities that are and are not powers of two (taken modulo 3,
+// 2^32 - 1 and 0 were one slot: a QP's 4,294,967,296th work request overwrote one still
+// queued); it holds exactly its capacity, gives entries back in order, and an emptied ring
+// keeps capacity and storage.
+TEST(Ring, EntriesKeepTheirOwnSlotsAcrossTheIndexWrap) {
+  for (const uint32_t cap : {1u, 3u, 5u, 500u, 1024u}) {
+    SCOPED_TRACE(cap);
+    Ring<uint64_t> r;
+    r.reset(cap);
+    EXPECT_TRUE(r.empty());
+    r.head = r.tail = 0xFFFFFFFFu - cap / 2;  // the wrap falls inside the first fill
+    uint64_t pushed = 0, popped = 0;
+    for (uint32_t round = 0; round < 2 * cap + 7; ++round) {
+      while (!r.full()) r.at(r.tail++) = pushed++;
+      ASSERT_EQ(r.size(), cap);
+      std::set<const uint64_t*> slots;
+      for (uint32_t i = r.head; i != r.tail; ++i) slots.insert(&r.at(i));
+      ASSERT_EQ(slots.size(), cap) << "round " << round;
+      for (uint32_t k = 1 + round % cap; k > 0; --k) ASSERT_EQ(r.at(r.head++), popped++);
+    }
+    EXPECT_GT(r.tail, 0u);
+    EXPECT_LT(r.tail, 0x80000000u) << "the indices went past the wrap";
+    const uint64_t* storage = &r.at(0);
+    const Ring<uint64_t> e = r.emptied();
+    EXPECT_TRUE(e.empty());
+    EXPECT_EQ(e.capacity, cap);
+    EXPECT_EQ(&e.at(0), storage);
+  }
 }
 
 TEST(Timers, LocalAckTimeoutIs4096nsTimesTwoToTheTimeout) {
@@ -389,7 +421,9 @@ TEST(CompletionQueue, IsAFifoOfItsCapacityAcrossWrapsAndCountsOverflows) {
     } else if (!model.empty()) {
       ASSERT_EQ(cq.pop().wr_id, model.front());
       model.pop_front();
-      if (model.empty()) ASSERT_EQ(cq.head, 0u);
+      if (model.empty()) {
+        ASSERT_EQ(cq.head, 0u);
+      }
     }
     ASSERT_EQ(cq.count, model.size());
   }

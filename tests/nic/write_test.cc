@@ -274,6 +274,73 @@ TEST(RandomQpns, KeyedPerHostAndSeedAndTheQpsWork) {
   EXPECT_EQ(h.create_qp(a), q[5]);
 }
 
+// A QP's queues hold exactly the work requests asked for (their rings round their slots up
+// to a power of two: not what they hold), and run them; depths beyond kMaxQpWr (rxe's
+// limit) are refused.
+TEST(QueueDepth, AQpHoldsTheWorkRequestsAskedForNoMore) {
+  nic::NicParams p;
+  HostPair hp(p);
+  nic::QpInitAttr a[2];
+  uint32_t q[2];
+  for (int i = 0; i < 2; ++i) {
+    a[i].pd = hp.pd[i];
+    a[i].send_cq = a[i].recv_cq = hp.cq[i];
+    a[i].max_send_wr = 3;
+    a[i].max_recv_wr = 5;
+    nic::QpInitAttr big = a[i];
+    big.max_send_wr = nic::kMaxQpWr + 1;
+    EXPECT_EQ(hp.host[i]->create_qp(big), 0u);
+    big.max_send_wr = 3;
+    big.max_recv_wr = nic::kMaxQpWr + 1;
+    EXPECT_EQ(hp.host[i]->create_qp(big), 0u);
+    q[i] = hp.host[i]->create_qp(a[i]);
+    ASSERT_NE(q[i], 0u);
+  }
+  for (int i = 0; i < 2; ++i)
+    ASSERT_EQ(nic::connect_rc(*hp.host[i], q[i], hp.host[1 - i]->local_info(q[1 - i]), {}), 0);
+  std::vector<uint8_t> src = pattern(3 * 4096, 3), rbuf(5 * 4096, 0);
+  const auto smr = hp.reg(0, src), rmr = hp.reg(1, rbuf);
+  uint32_t posted = 0;  // receives
+  // Each round queues receives up to the depth and three SENDs: the rings (4 and 8 slots)
+  // wrap in the second round.
+  for (uint32_t round = 0; round < 4; ++round) {
+    SCOPED_TRACE(round);
+    for (;;) {
+      ibv_sge rsge{rmr.addr + (posted % 5) * 4096, 4096, rmr.lkey};
+      ibv_recv_wr rwr{};
+      rwr.wr_id = posted;
+      rwr.sg_list = &rsge;
+      rwr.num_sge = 1;
+      const int rc = hp.host[1]->post_recv(q[1], &rwr, nullptr);
+      if (rc != 0) {
+        EXPECT_EQ(rc, ENOMEM);
+        break;
+      }
+      ++posted;
+    }
+    EXPECT_EQ(posted, 5 + 3 * round) << "the receive queue holds 5";
+    ibv_sge sge[4];
+    for (uint32_t k = 0; k < 4; ++k) {
+      sge[k] = {smr.addr + (k % 3) * 4096, 4096, smr.lkey};
+      ibv_send_wr wr = make_wr(10 * round + k, IBV_WR_SEND, &sge[k], 1, 0, 0);
+      wr.send_flags = IBV_SEND_SIGNALED;
+      EXPECT_EQ(hp.host[0]->post_send(q[0], &wr, nullptr), k < 3 ? 0 : ENOMEM) << k;
+    }
+    std::vector<ibv_wc> sent, got;
+    ASSERT_TRUE(hp.wait_wcs(0, 3, sent, 10 * kNsPerMs));
+    ASSERT_TRUE(hp.wait_wcs(1, 3, got, 10 * kNsPerMs));
+    for (uint32_t k = 0; k < 3; ++k) {
+      EXPECT_EQ(sent[k].status, IBV_WC_SUCCESS);
+      EXPECT_EQ(sent[k].wr_id, 10 * round + k);
+      EXPECT_EQ(got[k].status, IBV_WC_SUCCESS);
+      EXPECT_EQ(got[k].wr_id, 3 * round + k) << "receives are used in the order posted";
+      const uint64_t at = got[k].wr_id % 5 * 4096;
+      EXPECT_TRUE(std::equal(src.begin() + k * 4096, src.begin() + (k + 1) * 4096,
+                             rbuf.begin() + static_cast<ptrdiff_t>(at)));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace rocemu::test
 
