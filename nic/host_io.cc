@@ -218,7 +218,7 @@ rte_mbuf* RoceHost::tx(uint16_t /*port*/, TimeNs now) noexcept {
       return;
     }
     if (m) {
-      rr_next_ = (i + 1) % nq;
+      rr_next_ = i + 1 == nq ? 0 : i + 1;  // (i < nq; no division per packet)
       const uint32_t bytes = rte_pktmbuf_pkt_len(m);
       qp.next_tx_ns = paced_release_ns(qp.next_tx_ns, now, bytes, qp.rate_bps);
       if (hooks_) hooks_->on_data_sent(qp.qpn, bytes, now);

@@ -14,6 +14,12 @@ namespace rocemu::sw {
 namespace {
 using detail::meta;
 using detail::QueueMeta;
+
+/// The round-robin position after queue `qi` of `n` (qi < n): a compare, not a division per
+/// packet.
+inline uint8_t next_rr(int qi, int n) noexcept {
+  return static_cast<uint8_t>(qi + 1 == n ? 0 : qi + 1);
+}
 }  // namespace
 
 rte_mbuf* SoftSwitch::tx(uint16_t port, TimeNs now) noexcept {
@@ -35,7 +41,7 @@ int SoftSwitch::pick_data_queue(PortState& p, uint8_t eligible) noexcept {
   if (std::has_single_bit(eligible)) {
     const int prio = std::countr_zero(eligible);
     const uint8_t qi = data_index_[prio];
-    p.rr_cur = static_cast<uint8_t>((qi + 1) % num_data_prios_);
+    p.rr_cur = next_rr(qi, num_data_prios_);
     p.rr_credited = false;
     if (p.drr_ran) p.deficit[qi] = 0;
     p.lone_served = true;
@@ -51,7 +57,7 @@ int SoftSwitch::pick_data_queue(PortState& p, uint8_t eligible) noexcept {
     const int prio = data_prios_[qi];
     if ((eligible >> prio) & 1) {
       if (!dwrr_) {
-        p.rr_cur = static_cast<uint8_t>((qi + 1) % n);
+        p.rr_cur = next_rr(qi, n);
         return prio;
       }
       if (!p.rr_credited) {
@@ -63,7 +69,7 @@ int SoftSwitch::pick_data_queue(PortState& p, uint8_t eligible) noexcept {
     } else {
       p.deficit[qi] = 0;
     }
-    p.rr_cur = static_cast<uint8_t>((qi + 1) % n);
+    p.rr_cur = next_rr(qi, n);
     p.rr_credited = false;
   }
   return -1;
@@ -143,7 +149,7 @@ rte_mbuf* SoftSwitch::dequeue_one(uint16_t port, TimeNs now, int& prio) noexcept
     p.deficit[qi] -= static_cast<int32_t>(len);
     if (!f.head) {
       p.deficit[qi] = 0;
-      p.rr_cur = static_cast<uint8_t>((qi + 1) % num_data_prios_);
+      p.rr_cur = next_rr(qi, num_data_prios_);
       p.rr_credited = false;
     }
   }
