@@ -157,8 +157,8 @@ inline constexpr uint32_t kMaxQpWr = uint32_t{1} << 20;
 /// capacity rounded up to a power of two, so an index finds its slot by a mask: an index
 /// taken modulo any other count jumps when it wraps (with 3 slots, 2^32 - 1 and 0 are both
 /// slot 0: the 4,294,967,296th work request of a QP overwrote one still queued), and the
-/// division was a tenth of the requester's time per packet. How many entries it holds is
-/// still the capacity asked for.
+/// division was half of requester_has_work's time in the RC WRITE benchmark. How many
+/// entries it holds is still the capacity asked for.
 template <typename T>
 struct Ring {
   std::vector<T> slots;
