@@ -82,7 +82,9 @@ for log in sys.argv[1:]:
     print(f"({d}: {n[0]} ok, {n[1]} not ok, {n[2]} skipped)")
     total = [a + b for a, b in zip(total, n)]
 for d, t in failed:
-    out = (t.get("stdout") or "").splitlines()
+    # meson keeps stderr apart (key "stderr") when the test wrote any: assert and abort
+    # messages, DPDK's and spdlog's errors, a script's own.
+    out = (t.get("stdout") or "").splitlines() + (t.get("stderr") or "").splitlines()
     marks = [l for l in out if l.startswith("[  FAILED  ]") or ": Failure" in l]
     print(f"not ok: {d}: {t['name']} ({t['result']}, exit {t.get('returncode')}, "
           f"{t.get('duration', 0):.1f} s)")
