@@ -240,8 +240,11 @@ args = ["--agent-profile", "{os.path.join(root, 'configs', 'ecn', 'graphcc_learn
     check(not os.path.exists(os.path.join(d, "out_bad")), "a bad grid runs nothing")
 
     # --- Ctrl-C: the running simulator is stopped, nothing is counted done ---------------
-    grid("c.toml", "out_c", [("static", "static")], until=300000)
-    write("run.toml", RUN.format(root=root).replace("duration_us = 3000", "duration_us = 25000"))
+    # The cell must still be running when the signal comes 0.3 s after its log appears: 2.5 s
+    # of traffic is ~30-50 s of work here (a 25 ms cell, ~0.5 s on a quiet machine, finished
+    # first whenever this process was descheduled for a few tenths of a second).
+    grid("c.toml", "out_c", [("static", "static")], until=3000000)
+    write("run.toml", RUN.format(root=root).replace("duration_us = 3000", "duration_us = 2500000"))
     c_dir = os.path.join(d, "out_c", "cells", "clos8", "static", "seed1")
     proc = subprocess.Popen([grid_py, "c.toml", "--jobs", "1"], cwd=d,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
