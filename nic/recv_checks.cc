@@ -94,6 +94,9 @@ RoceHost::Placed RoceHost::place_write_payload(RocePacket& p, const Qp* qp) noex
     return Placed::kNotPlaced;
   IcrcHead head;
   if (!icrc_begin(p.frame, p.ip_off, p.payload_off, head)) return Placed::kNotPlaced;
+  // The next packet's destination (the rest of the WRITE, checked against its region).
+  prefetch_payload<1>(reinterpret_cast<const uint8_t*>(qp->write_va) + p.payload_len,
+                      qp->write_remaining - p.payload_len);
   uint32_t crc = head.crc_with(reinterpret_cast<uint8_t*>(qp->write_va), p.frame + p.payload_off,
                                p.payload_len);
   const uint32_t end = p.payload_off + p.payload_len;
