@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
     --against)
       [ $# -ge 2 ] || { echo "--against needs a build directory" >&2; exit 2; }
       other=$2; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
     *) build=$1 ;;
   esac
