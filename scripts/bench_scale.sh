@@ -6,16 +6,21 @@
 # per second and the peak RSS of each run, against the targets. A figure, not a test: wall
 # time swings with the machine's load; compare runs made side by side. A run whose mbuf pool
 # ran dry is no figure (it measured the pool): the script stops there, with exit status 1.
+# Then the issue's other targets, from their benchmarks (BUILD_DIR/tests): the 24-host Clos
+# episode's CPU time, RC WRITE goodput of 1 MiB messages on one core at MTU 1024 and 4096,
+# and the GraphCC control step per switch port at K=16; last, the memory latency probe.
 #
 # usage: scripts/bench_scale.sh [BUILD_DIR] [--smoke] [--rounds N] [--against OTHER_BUILD_DIR]
 #   default: K=8 128 x 16 MiB (DCQCN on, off), K=16 1,024 x 2 MiB (DCQCN on)
-#   --smoke: K=4 16 x 64 KiB, to check the script and the figures' parsing (CI's sim suite)
-#   --rounds N: run each configuration N times and give the median (and range) of each
+#   --smoke: K=4 16 x 64 KiB and the other benchmarks for a few ms each, to check the script
+#     and the figures' parsing (CI's sim suite)
+#   --rounds N: run each configuration and benchmark N times and give the median (and range)
 #   --against OTHER_BUILD_DIR: in each round, run OTHER_BUILD_DIR's rocemu-sim and then
 #     BUILD_DIR's, one after the other, and give per configuration both medians and the
 #     median of the rounds' ratios (this / other; a ratio of runs made side by side is what
 #     a noisy machine can compare), and check that both gave the same result files
-#     (bins, failures, flows, metrics: exit status 1 if not).
+#     (bins, failures, flows, metrics: exit status 1 if not). The other benchmarks are
+#     compared the same way when OTHER_BUILD_DIR/tests has them (it may hold rocemu-sim only).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build
@@ -31,7 +36,7 @@ while [ $# -gt 0 ]; do
     --against)
       [ $# -ge 2 ] || { echo "--against needs a build directory" >&2; exit 2; }
       other=$2; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
     *) build=$1 ;;
   esac
@@ -39,6 +44,14 @@ while [ $# -gt 0 ]; do
 done
 for b in "$build" ${other:+"$other"}; do
   [ -x "$b/apps/rocemu-sim" ] || { echo "no $b/apps/rocemu-sim: build the project first" >&2; exit 2; }
+done
+# The benchmarks of the data path and the memory probe: this build's (the other build's are
+# used when it has them). The agent's is built with LibTorch only (not in the clang builds of
+# scripts/test.sh): without it the GraphCC figure is left out, saying so.
+for bench in wljob/wljob_clos_episode_bench nic/nic_write_goodput_bench \
+             fabric/fabric_virtual_engine_bench; do
+  [ -x "$build/tests/$bench" ] ||
+    { echo "no $build/tests/$bench: build the project with its tests first" >&2; exit 2; }
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -147,8 +160,86 @@ memory_latency() {
   echo "memory latency, one random cache line: $line"
 }
 
+# bench_value BUILD_DIR BENCH FILTER FIELD SCALE MIN_TIME: one run of the google-benchmark
+# binary BUILD_DIR/tests/BENCH on the one benchmark named FILTER; prints column FIELD of its
+# CSV row (cpu_time, or a counter such as Gbps) times SCALE. Fails (status 1, a message on
+# stderr) if the binary is missing or gives no such row.
+bench_value() {
+  local bdir=$1 bench=$2 filter=$3 field=$4 scale=$5 min_time=$6
+  local bin=$bdir/tests/$bench
+  [ -x "$bin" ] || { echo "no $bin: build the project (with its tests) first" >&2; return 1; }
+  "$bin" --benchmark_filter="^$filter\$" --benchmark_min_time="$min_time" --benchmark_format=csv 2>/dev/null |
+    awk -F, -v f="$field" -v s="$scale" -v name="$filter" '
+      /^name,/ { for (i = 1; i <= NF; i++) { h = $i; gsub(/"/, "", h); if (h == f) col = i } next }
+      { n = $1; gsub(/"/, "", n) }
+      col && n == name && $col != "" { printf "%.3f", $col * s; found = 1; exit }
+      END { exit !found }' ||
+    { echo "$bin: no $field for $filter" >&2; return 1; }
+}
+
+# figure LABEL UNIT BETTER(lower|higher) BENCH FILTER FIELD SCALE MIN_TIME: a figure of the
+# data path or the agent, from its benchmark, $rounds times (with --against, the other build's
+# first in each round, when it has that benchmark: its directory may hold rocemu-sim only).
+# Prints each run with --against, a summary line when there is more than one run, else the
+# figure; returns the median in $FIG.
+figure() {
+  local label=$1 unit=$2 better=$3 bench=$4 rest=("${@:5}") mine=() theirs=() ratios=() i v
+  local vs=
+  if [ -n "$other" ]; then
+    if [ -x "$other/tests/$bench" ]; then vs=1; else echo "$label: the other build has no tests/$bench: this build only"; fi
+  fi
+  for ((i = 0; i < rounds; i++)); do
+    if [ -n "$vs" ]; then
+      v=$(bench_value "$other" "$bench" "${rest[@]}") || exit 1
+      theirs+=("$v"); printf '%-34s %10s %s\n' "$label (other)" "$v" "$unit"
+    fi
+    v=$(bench_value "$build" "$bench" "${rest[@]}") || exit 1
+    mine+=("$v")
+    if [ -n "$vs" ]; then
+      printf '%-34s %10s %s\n' "$label (this)" "$v" "$unit"
+      ratios+=("$(awk -v a="${theirs[-1]}" -v b="$v" 'BEGIN { printf "%.4f", b / a }')")
+    fi
+  done
+  if [ -n "$vs" ]; then
+    local ahead
+    ahead=$(printf '%s\n' "${ratios[@]}" | awk -v b="$better" '(b == "lower" && $1 < 1) || (b == "higher" && $1 > 1) { n++ } END { print n + 0 }')
+    printf '%s: this %s, other %s %s (medians of %d); this/other %s (median of the rounds'"'"' ratios, %s is better; ahead in %d of %d)\n' \
+      "$label" "$(median "${mine[@]}")" "$(median "${theirs[@]}")" "$unit" "$rounds" \
+      "$(MEDIAN_DECIMALS=3 median "${ratios[@]}")" "$better" "$ahead" "$rounds"
+  elif [ "$rounds" -gt 1 ]; then
+    printf '%s: median %s %s of %d runs (%s to %s)\n' "$label" "$(median "${mine[@]}")" "$unit" "$rounds" \
+      "$(printf '%s\n' "${mine[@]}" | sort -g | head -1)" "$(printf '%s\n' "${mine[@]}" | sort -g | tail -1)"
+  else
+    printf '%-34s %10s %s\n' "$label" "$(median "${mine[@]}")" "$unit"
+  fi
+  FIG=$(median "${mine[@]}")
+}
+
+# data_path MIN_TIME_S: the issue's other targets, from their benchmarks (docs/engines.md,
+# docs/nic.md, docs/agent.md): the 24-host Clos episode's CPU time (the GraphCC training
+# episode), RC WRITE goodput of 1 MiB messages on one core at MTU 1024 and 4096, and the
+# GraphCC control step per switch port on the K=16 fat tree (the shipped model, on live
+# counters; when this build has that benchmark). Sets CLOS_S, NIC1K, NIC4K and STEP_NS.
+data_path() {
+  local t=$1
+  figure clos_episode_cpu s lower wljob/wljob_clos_episode_bench \
+    'BM_Clos24EpisodeFbHdp60Incast16/qps_per_pair:1/iterations:1/real_time' cpu_time 1 "$t"; CLOS_S=$FIG
+  MEDIAN_DECIMALS=1 figure nic_rc_write_1m_mtu1024 Gbps higher nic/nic_write_goodput_bench \
+    'BM_RcWriteGoodput/1024/1048576' Gbps 1 "$t"; NIC1K=$FIG
+  MEDIAN_DECIMALS=1 figure nic_rc_write_1m_mtu4096 Gbps higher nic/nic_write_goodput_bench \
+    'BM_RcWriteGoodput/4096/1048576' Gbps 1 "$t"; NIC4K=$FIG
+  if [ -x "$build/tests/agent/agent_bench" ]; then
+    MEDIAN_DECIMALS=0 figure graphcc_step_k16 ns/port lower agent/agent_bench \
+      'BM_FastControlStepGraphCc/1/1/1' per_port 1e9 "$t"; STEP_NS="$FIG ns"
+  else
+    STEP_NS="not measured (this build has no tests/agent/agent_bench: built without LibTorch)"
+    echo "graphcc_step_k16: $STEP_NS"
+  fi
+}
+
 if [ "$smoke" = 1 ]; then
   measure k4_perm_64k_dcqcn 4 65536 on
+  data_path 0.01
   memory_latency 0.01
   [ "$DIFFER" = 0 ] || { echo "smoke run: the two builds' results differ"; exit 1; }
   echo "smoke run: ok"
@@ -157,10 +248,14 @@ fi
 measure k8_perm_16m_dcqcn 8 16777216 on; k8=$LHPS
 measure k8_perm_16m_nodcqcn 8 16777216 off; k8off=$LHPS
 measure k16_perm_2m_dcqcn 16 2097152 on; k16=$LHPS
+data_path 0.5
 echo
 echo "targets: K=8 with DCQCN >= 2.1 M link-hops/s (htsim, without DCQCN/shared buffer): $k8"
 echo "         K=8 without DCQCN >= 4 M: $k8off"
 echo "         K=16 >= 70% of K=8: $(awk -v a="$k16" -v b="$k8" 'BEGIN { printf "%.0f", 100 * a / b }')%"
+echo "         the 24-host Clos episode <= 1.5 s of CPU: $CLOS_S s"
+echo "         RC WRITE 1 MiB on one core >= 50 / 100 Gbps at MTU 1024 / 4096: $NIC1K / $NIC4K Gbps"
+echo "         GraphCC control step at K=16 <= 250 ns per switch port: $STEP_NS"
 memory_latency 0.2
 if [ "$DIFFER" = 1 ]; then
   echo "the two builds' results differ (above): their speeds are not a like-for-like comparison"
