@@ -107,34 +107,50 @@ median() {
     awk -v d="${MEDIAN_DECIMALS:-2}" '{ v[NR] = $1 } END { printf "%.*f", d, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# summarize LABEL UNIT BETTER(lower|higher) [SUFFIX]: the summary of the $rounds figures in
+# MINE (this build's) and, with another build, THEIRS and RATIOS (this / other, round by
+# round): both medians, the median of the ratios and in how many rounds this build was
+# ahead, then SUFFIX; without another build, the median and range of more than one run.
+summarize() {
+  local label=$1 unit=$2 better=$3 suffix=${4:-} ahead
+  if [ "${#THEIRS[@]}" -gt 0 ]; then
+    ahead=$(printf '%s\n' "${RATIOS[@]}" |
+              awk -v b="$better" '(b == "lower" && $1 < 1) || (b == "higher" && $1 > 1) { n++ } END { print n + 0 }')
+    printf '%s: this %s, other %s %s (medians of %d); this/other %s (median of the rounds'"'"' ratios, %s is better; ahead in %d of %d)%s\n' \
+      "$label" "$(median "${MINE[@]}")" "$(median "${THEIRS[@]}")" "$unit" "$rounds" \
+      "$(MEDIAN_DECIMALS=3 median "${RATIOS[@]}")" "$better" "$ahead" "$rounds" "$suffix"
+  elif [ "$rounds" -gt 1 ]; then
+    printf '%s: median %s %s of %d runs (%s to %s)\n' "$label" "$(median "${MINE[@]}")" "$unit" "$rounds" \
+      "$(printf '%s\n' "${MINE[@]}" | sort -g | head -1)" "$(printf '%s\n' "${MINE[@]}" | sort -g | tail -1)"
+  fi
+}
+
+# ratio THEIRS MINE: this / other, to 4 decimals.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", b / a }'; }
+
 # measure NAME K SIZE_BYTES DCQCN: $rounds runs of the configuration (with --against, a run
 # of the other build before each); prints a summary line when there is more than one run, and
 # returns the median link-hops per second (M/s) of the build measured in $LHPS.
 DIFFER=0
 measure() {
-  local name=$1 mine=() theirs=() ratios=() i f
+  local name=$1 i f
+  MINE=() THEIRS=() RATIOS=()
   for ((i = 0; i < rounds; i++)); do
     if [ -n "$other" ]; then
-      run "$@" "$other" other; theirs+=("$LHPS")
+      run "$@" "$other" other; THEIRS+=("$LHPS")
     fi
-    run "$@" "$build" this; mine+=("$LHPS")
-    [ -n "$other" ] && ratios+=("$(awk -v a="${theirs[-1]}" -v b="$LHPS" 'BEGIN { printf "%.4f", b / a }')")
+    run "$@" "$build" this; MINE+=("$LHPS")
+    [ -n "$other" ] && RATIOS+=("$(ratio "${THEIRS[-1]}" "$LHPS")")
   done
+  local same=
   if [ -n "$other" ]; then
-    local same=identical
+    same="; results identical"
     for f in bins.csv failures.csv flows.csv metrics.csv; do
-      cmp -s "$tmp/$name.this/$f" "$tmp/$name.other/$f" || { same="DIFFER ($f)"; DIFFER=1; break; }
+      cmp -s "$tmp/$name.this/$f" "$tmp/$name.other/$f" || { same="; results DIFFER ($f)"; DIFFER=1; break; }
     done
-    local ahead
-    ahead=$(printf '%s\n' "${ratios[@]}" | awk '$1 > 1 { n++ } END { print n + 0 }')
-    printf '%s: this %s, other %s M link-hops/s (medians of %d); this/other %s (median of the rounds'"'"' ratios, ahead in %d of %d); results %s\n' \
-      "$name" "$(median "${mine[@]}")" "$(median "${theirs[@]}")" "$rounds" "$(MEDIAN_DECIMALS=3 median "${ratios[@]}")" \
-      "$ahead" "$rounds" "$same"
-  elif [ "$rounds" -gt 1 ]; then
-    printf '%s: median %s M link-hops/s of %d runs (%s to %s)\n' "$name" "$(median "${mine[@]}")" "$rounds" \
-      "$(printf '%s\n' "${mine[@]}" | sort -g | head -1)" "$(printf '%s\n' "${mine[@]}" | sort -g | tail -1)"
   fi
-  LHPS=$(median "${mine[@]}")
+  summarize "$name" "M link-hops/s" higher "$same"
+  LHPS=$(median "${MINE[@]}")
 }
 
 # memory_latency MIN_TIME_S: this machine's cost of one cache line read at random in 2, 8 and
@@ -183,36 +199,29 @@ bench_value() {
 # Prints each run with --against, a summary line when there is more than one run, else the
 # figure; returns the median in $FIG.
 figure() {
-  local label=$1 unit=$2 better=$3 bench=$4 rest=("${@:5}") mine=() theirs=() ratios=() i v
-  local vs=
+  local label=$1 unit=$2 better=$3 bench=$4 rest=("${@:5}") i v vs=
+  MINE=() THEIRS=() RATIOS=()
   if [ -n "$other" ]; then
     if [ -x "$other/tests/$bench" ]; then vs=1; else echo "$label: the other build has no tests/$bench: this build only"; fi
   fi
   for ((i = 0; i < rounds; i++)); do
     if [ -n "$vs" ]; then
       v=$(bench_value "$other" "$bench" "${rest[@]}") || exit 1
-      theirs+=("$v"); printf '%-34s %10s %s\n' "$label (other)" "$v" "$unit"
+      THEIRS+=("$v"); printf '%-34s %10s %s\n' "$label (other)" "$v" "$unit"
     fi
     v=$(bench_value "$build" "$bench" "${rest[@]}") || exit 1
-    mine+=("$v")
+    MINE+=("$v")
     if [ -n "$vs" ]; then
       printf '%-34s %10s %s\n' "$label (this)" "$v" "$unit"
-      ratios+=("$(awk -v a="${theirs[-1]}" -v b="$v" 'BEGIN { printf "%.4f", b / a }')")
+      RATIOS+=("$(ratio "${THEIRS[-1]}" "$v")")
     fi
   done
-  if [ -n "$vs" ]; then
-    local ahead
-    ahead=$(printf '%s\n' "${ratios[@]}" | awk -v b="$better" '(b == "lower" && $1 < 1) || (b == "higher" && $1 > 1) { n++ } END { print n + 0 }')
-    printf '%s: this %s, other %s %s (medians of %d); this/other %s (median of the rounds'"'"' ratios, %s is better; ahead in %d of %d)\n' \
-      "$label" "$(median "${mine[@]}")" "$(median "${theirs[@]}")" "$unit" "$rounds" \
-      "$(MEDIAN_DECIMALS=3 median "${ratios[@]}")" "$better" "$ahead" "$rounds"
-  elif [ "$rounds" -gt 1 ]; then
-    printf '%s: median %s %s of %d runs (%s to %s)\n' "$label" "$(median "${mine[@]}")" "$unit" "$rounds" \
-      "$(printf '%s\n' "${mine[@]}" | sort -g | head -1)" "$(printf '%s\n' "${mine[@]}" | sort -g | tail -1)"
+  FIG=$(median "${MINE[@]}")
+  if [ -z "$vs" ] && [ "$rounds" = 1 ]; then
+    printf '%-34s %10s %s\n' "$label" "$FIG" "$unit"
   else
-    printf '%-34s %10s %s\n' "$label" "$(median "${mine[@]}")" "$unit"
+    summarize "$label" "$unit" "$better"
   fi
-  FIG=$(median "${mine[@]}")
 }
 
 # data_path MIN_TIME_S: the issue's other targets, from their benchmarks (docs/engines.md,

@@ -8,7 +8,7 @@
 # Usage: bench_scale_ab_test.sh BUILD_ROOT SOURCE_ROOT WITH_AGENT_BENCH(0|1: whether this build
 # has tests/agent/agent_bench, i.e. was built with LibTorch)
 set -u
-build=$1 src=$2 agent=$3
+build=$(cd "$1" && pwd) src=$2 agent=$3
 script=$src/scripts/bench_scale.sh
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
