@@ -195,14 +195,21 @@ bench_value() {
 
 # figure LABEL UNIT BETTER(lower|higher) BENCH FILTER FIELD SCALE MIN_TIME: a figure of the
 # data path or the agent, from its benchmark, $rounds times (with --against, the other build's
-# first in each round, when it has that benchmark: its directory may hold rocemu-sim only).
+# first in each round, when it has that benchmark: its directory may hold rocemu-sim only, or
+# an older build's benchmarks).
 # Prints each run with --against, a summary line when there is more than one run, else the
 # figure; returns the median in $FIG.
 figure() {
   local label=$1 unit=$2 better=$3 bench=$4 rest=("${@:5}") i v vs=
   MINE=() THEIRS=() RATIOS=()
   if [ -n "$other" ]; then
-    if [ -x "$other/tests/$bench" ]; then vs=1; else echo "$label: the other build has no tests/$bench: this build only"; fi
+    if [ ! -x "$other/tests/$bench" ]; then
+      echo "$label: the other build has no tests/$bench: this build only"
+    elif ! "$other/tests/$bench" --benchmark_list_tests 2>/dev/null | grep -qxF "${rest[0]}"; then
+      echo "$label: the other build's tests/$bench has no ${rest[0]}: this build only"
+    else
+      vs=1
+    fi
   fi
   for ((i = 0; i < rounds; i++)); do
     if [ -n "$vs" ]; then
