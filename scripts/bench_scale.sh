@@ -121,7 +121,7 @@ summarize() {
       "$(MEDIAN_DECIMALS=3 median "${RATIOS[@]}")" "$better" "$ahead" "$rounds" "$suffix"
   elif [ "$rounds" -gt 1 ]; then
     printf '%s: median %s %s of %d runs (%s to %s)\n' "$label" "$(median "${MINE[@]}")" "$unit" "$rounds" \
-      "$(printf '%s\n' "${MINE[@]}" | sort -g | head -1)" "$(printf '%s\n' "${MINE[@]}" | sort -g | tail -1)"
+      "$(printf '%s\n' "${MINE[@]}" | sort -g | sed -n '1p')" "$(printf '%s\n' "${MINE[@]}" | sort -g | sed -n '$p')"
   fi
 }
 
@@ -188,7 +188,7 @@ bench_value() {
     awk -F, -v f="$field" -v s="$scale" -v name="$filter" '
       /^name,/ { for (i = 1; i <= NF; i++) { h = $i; gsub(/"/, "", h); if (h == f) col = i } next }
       { n = $1; gsub(/"/, "", n) }
-      col && n == name && $col != "" { printf "%.3f", $col * s; found = 1; exit }
+      col && n == name && $col != "" && !found { printf "%.3f", $col * s; found = 1 }
       END { exit !found }' ||
     { echo "$bin: no $field for $filter" >&2; return 1; }
 }
@@ -205,7 +205,7 @@ figure() {
   if [ -n "$other" ]; then
     if [ ! -x "$other/tests/$bench" ]; then
       echo "$label: the other build has no tests/$bench: this build only"
-    elif ! "$other/tests/$bench" --benchmark_list_tests 2>/dev/null | grep -qxF "${rest[0]}"; then
+    elif ! grep -qxF "${rest[0]}" <<<"$("$other/tests/$bench" --benchmark_list_tests 2>/dev/null || true)"; then
       echo "$label: the other build's tests/$bench has no ${rest[0]}: this build only"
     else
       vs=1
