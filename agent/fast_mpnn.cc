@@ -120,8 +120,9 @@ template <bool kWide, int kU>
 // The AVX-512 build's tile of 8 edges to one receiver (a fat tree's graph has only such
 // tiles): the same values as edge_tile, in fewer instructions. relu(a_dst + s_src) goes
 // straight into the layout of the tail's row pairs (dense_group16's xp), with no rows stored
-// and interleaved, and the receiver's min and max fold the accumulators in registers, edge by
-// edge as edge_tile does. (Two such tiles at once, 16 edges: 10% slower, registers spill.)
+// and interleaved, and the receiver's min and max fold the accumulators in registers, with
+// edge_tile's values (the last 8 units pair by pair: see fold). (Two such tiles at once, 16
+// edges: 10% slower, registers spill.)
 template <int kU>
 [[gnu::always_inline]] inline void edge_tile_pairs(const Mpnn& m, int e0, uint32_t live) noexcept {
   static_assert(kHidden == 24, "16 outputs, then a tail of 8");
@@ -154,18 +155,33 @@ template <int kU>
   const float* w2 = message_out<true, kU>(m);
   float* mn = m.x + static_cast<size_t>(m.dst[e0]) * kX + kHidden;
   float* mx = mn + kHidden;
+  // The last 8 units are folded in their row pairs' lanes first (each lane over 4 rows), then
+  // the pairs' halves once: 16 operations per tile instead of 24, every one of them on the
+  // FMAs' two ports of an Intel core. The order of a minimum does not change its bits here:
+  // no value is -0 (an accumulator starts at its bias, stored as +0 if -0, and adds to it;
+  // the receiver's min and max start at +-inf or +0), so equal values have equal bits, and a
+  // NaN never replaces a number (the lanes start at +-inf, which a NaN row leaves as it is,
+  // and a NaN min or max stays NaN: edge_tile's rule, edge by edge).
+  // Avx512BuildFoldsNonFiniteMessagesAsTheAvx2Build checks it against the AVX2 build.
   auto fold = [&](auto& acc, auto& pacc) __attribute__((always_inline)) {
+    constexpr float kInf = std::numeric_limits<float>::infinity();
     v16f lo = load16(mn), hi = load16(mx);
-    v8f lo8 = load8(mn + 16), hi8 = load8(mx + 16);
+    v16f plo = v16f{} + kInf, phi = v16f{} - kInf;
     for (int p = 0; p < kPairs; ++p) {
-      const v8f t[2] = {pair_half<0>(pacc[p]), pair_half<1>(pacc[p])};
       for (int r = 0; r < 2; ++r) {
         const v16f me = acc[2 * p + r][0];
         lo = me < lo ? me : lo;
         hi = hi < me ? me : hi;
-        lo8 = t[r] < lo8 ? t[r] : lo8;
-        hi8 = hi8 < t[r] ? t[r] : hi8;
       }
+      plo = pacc[p] < plo ? pacc[p] : plo;
+      phi = phi < pacc[p] ? pacc[p] : phi;
+    }
+    v8f lo8 = load8(mn + 16), hi8 = load8(mx + 16);
+    const v8f tlo[2] = {pair_half<0>(plo), pair_half<1>(plo)};
+    const v8f thi[2] = {pair_half<0>(phi), pair_half<1>(phi)};
+    for (int r = 0; r < 2; ++r) {
+      lo8 = tlo[r] < lo8 ? tlo[r] : lo8;
+      hi8 = hi8 < thi[r] ? thi[r] : hi8;
     }
     store16(mn, lo);
     store16(mx, hi);

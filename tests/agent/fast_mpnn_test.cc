@@ -190,6 +190,47 @@ TEST(FastMpnn, Avx512BuildGivesTheBitsOfTheAvx2Build) {
   }
 }
 
+// The same with NaN and infinite features: NaN messages drop out of their receivers' min and
+// max, infinite ones win them, in both builds alike (the AVX-512 build folds the last 8
+// units of each pair of edges before splitting the pair, the AVX2 build edge by edge).
+// NaN Q-values are compared as NaN (their payloads may differ), the others bit for bit.
+TEST(FastMpnn, Avx512BuildFoldsNonFiniteMessagesAsTheAvx2Build) {
+  if (!simd_build_supported(SimdBuild::avx512) || !simd_build_supported(SimdBuild::avx2))
+    GTEST_SKIP() << "this CPU has no AVX-512 (or no AVX2): nothing to compare";
+  uint64_t seed = 61;
+  for (const Topology& t : clos_and_fat_trees({4, 8})) {
+    const PortGraph g(t);
+    for (int round = 0; round < 4; ++round, seed += 2) {
+      const auto w = test::random_mpnn(seed);
+      auto x = test::random_rows(seed + 1, g.num_agents(), kNumFeatures);
+      // Every 5th agent NaN in one feature; every 7th +inf, every 11th -inf (shifted by the
+      // round, so receivers see NaN and infinite senders in different rows of their tiles).
+      for (int v = round; v < g.num_agents(); v += 5)
+        x[static_cast<size_t>(v) * kNumFeatures + 2] = std::numeric_limits<float>::quiet_NaN();
+      for (int v = round; v < g.num_agents(); v += 7)
+        x[static_cast<size_t>(v) * kNumFeatures + 4] = std::numeric_limits<float>::infinity();
+      for (int v = round + 3; v < g.num_agents(); v += 11)
+        x[static_cast<size_t>(v) * kNumFeatures] = -std::numeric_limits<float>::infinity();
+      FastMpnn narrow(w, g, SimdBuild::avx2), wide(w, g, SimdBuild::avx512);
+      const size_t nq = static_cast<size_t>(g.num_agents()) * kNumActions;
+      std::vector<float> qn(nq), qw(nq);
+      narrow.q_values(x.data(), qn.data());
+      wide.q_values(x.data(), qw.data());
+      size_t finite = 0;
+      for (size_t i = 0; i < nq; ++i) {
+        if (std::isnan(qn[i])) {
+          ASSERT_TRUE(std::isnan(qw[i])) << i << ": " << qw[i] << ", " << g.num_agents() << " agents";
+          continue;
+        }
+        ++finite;
+        ASSERT_EQ(std::memcmp(&qn[i], &qw[i], sizeof(float)), 0)
+            << i << ": " << qn[i] << " vs " << qw[i] << ", " << g.num_agents() << " agents";
+      }
+      EXPECT_GT(finite, nq / 4) << "too few agents left finite to compare";
+    }
+  }
+}
+
 // Weights with dead hidden units, as training leaves them: a third of the first message
 // layer's units can never be positive (no weight, negative bias: skipped on every edge),
 // others are negative for some edges only, and update and readout units are zero for some
