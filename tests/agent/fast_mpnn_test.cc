@@ -161,11 +161,27 @@ TEST(FastMpnn, EveryBuildMatchesPlainEquations) {
   }
 }
 
+// The Q-values of the AVX2 build and of the AVX-512 build on the same features.
+std::pair<std::vector<float>, std::vector<float>> narrow_and_wide_q(const MpnnWeights& w,
+                                                                   const PortGraph& g,
+                                                                   const std::vector<float>& x) {
+  const size_t nq = static_cast<size_t>(g.num_agents()) * kNumActions;
+  std::pair<std::vector<float>, std::vector<float>> q{std::vector<float>(nq),
+                                                      std::vector<float>(nq)};
+  FastMpnn(w, g, SimdBuild::avx2).q_values(x.data(), q.first.data());
+  FastMpnn(w, g, SimdBuild::avx512).q_values(x.data(), q.second.data());
+  return q;
+}
+
+bool cpu_runs_both_simd_builds() {
+  return simd_build_supported(SimdBuild::avx512) && simd_build_supported(SimdBuild::avx2);
+}
+
 // The AVX-512 build lays its weights and tiles out differently but adds the same products in
 // the same order with one FMA each: its Q-values and actions are the AVX2 build's bits, so
 // results do not depend on which of the two a machine runs.
 TEST(FastMpnn, Avx512BuildGivesTheBitsOfTheAvx2Build) {
-  if (!simd_build_supported(SimdBuild::avx512) || !simd_build_supported(SimdBuild::avx2))
+  if (!cpu_runs_both_simd_builds())
     GTEST_SKIP() << "this CPU has no AVX-512 (or no AVX2): nothing to compare";
   uint64_t seed = 31;
   for (const Topology& t : clos_and_fat_trees({4, 8, 16})) {
@@ -176,16 +192,12 @@ TEST(FastMpnn, Avx512BuildGivesTheBitsOfTheAvx2Build) {
     for (size_t i = 0; i < x.size(); i += 7) x[i] = 0.0f;
     for (size_t i = 3; i < x.size(); i += 11) x[i] *= 1000.0f;
     seed += 2;
-    FastMpnn narrow(w, g, SimdBuild::avx2), wide(w, g, SimdBuild::avx512);
-    const size_t nq = static_cast<size_t>(g.num_agents()) * kNumActions;
-    std::vector<float> qn(nq), qw(nq);
-    narrow.q_values(x.data(), qn.data());
-    wide.q_values(x.data(), qw.data());
-    ASSERT_EQ(std::memcmp(qn.data(), qw.data(), nq * sizeof(float)), 0)
+    const auto [qn, qw] = narrow_and_wide_q(w, g, x);
+    ASSERT_EQ(std::memcmp(qn.data(), qw.data(), qn.size() * sizeof(float)), 0)
         << g.num_agents() << " agents";
     std::vector<uint16_t> an(g.num_agents()), aw(g.num_agents());
-    narrow.greedy(x.data(), an.data());
-    wide.greedy(x.data(), aw.data());
+    FastMpnn(w, g, SimdBuild::avx2).greedy(x.data(), an.data());
+    FastMpnn(w, g, SimdBuild::avx512).greedy(x.data(), aw.data());
     EXPECT_EQ(an, aw) << g.num_agents() << " agents";
   }
 }
@@ -195,7 +207,7 @@ TEST(FastMpnn, Avx512BuildGivesTheBitsOfTheAvx2Build) {
 // units of each pair of edges before splitting the pair, the AVX2 build edge by edge).
 // NaN Q-values are compared as NaN (their payloads may differ), the others bit for bit.
 TEST(FastMpnn, Avx512BuildFoldsNonFiniteMessagesAsTheAvx2Build) {
-  if (!simd_build_supported(SimdBuild::avx512) || !simd_build_supported(SimdBuild::avx2))
+  if (!cpu_runs_both_simd_builds())
     GTEST_SKIP() << "this CPU has no AVX-512 (or no AVX2): nothing to compare";
   uint64_t seed = 61;
   for (const Topology& t : clos_and_fat_trees({4, 8})) {
@@ -211,11 +223,8 @@ TEST(FastMpnn, Avx512BuildFoldsNonFiniteMessagesAsTheAvx2Build) {
         x[static_cast<size_t>(v) * kNumFeatures + 4] = std::numeric_limits<float>::infinity();
       for (int v = round + 3; v < g.num_agents(); v += 11)
         x[static_cast<size_t>(v) * kNumFeatures] = -std::numeric_limits<float>::infinity();
-      FastMpnn narrow(w, g, SimdBuild::avx2), wide(w, g, SimdBuild::avx512);
-      const size_t nq = static_cast<size_t>(g.num_agents()) * kNumActions;
-      std::vector<float> qn(nq), qw(nq);
-      narrow.q_values(x.data(), qn.data());
-      wide.q_values(x.data(), qw.data());
+      const auto [qn, qw] = narrow_and_wide_q(w, g, x);
+      const size_t nq = qn.size();
       size_t finite = 0;
       for (size_t i = 0; i < nq; ++i) {
         if (std::isnan(qn[i])) {
