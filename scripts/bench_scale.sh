@@ -12,9 +12,11 @@
 #
 # usage: scripts/bench_scale.sh [BUILD_DIR] [--smoke] [--rounds N] [--against OTHER_BUILD_DIR]
 #   default: K=8 128 x 16 MiB (DCQCN on, off), K=16 1,024 x 2 MiB (DCQCN on)
-#   --smoke: K=4 16 x 64 KiB and the other benchmarks for a few ms each, to check the script
-#     and the figures' parsing (CI's sim suite)
-#   --rounds N: run each configuration and benchmark N times and give the median (and range)
+#   --smoke: K=4 16 x 64 KiB (DCQCN on, off) and the other benchmarks for a few ms each, to
+#     check the script and the figures' parsing (CI's sim suite)
+#   --rounds N: run each configuration and benchmark N times and give the median (and range);
+#     the three configurations run round by round, and K=16's share of K=8 is the median of
+#     the rounds' own shares
 #   --against OTHER_BUILD_DIR: in each round, run OTHER_BUILD_DIR's rocemu-sim and then
 #     BUILD_DIR's, one after the other, and give per configuration both medians and the
 #     median of the rounds' ratios (this / other; a ratio of runs made side by side is what
@@ -36,7 +38,7 @@ while [ $# -gt 0 ]; do
     --against)
       [ $# -ge 2 ] || { echo "--against needs a build directory" >&2; exit 2; }
       other=$2; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
     *) build=$1 ;;
   esac
@@ -128,20 +130,31 @@ summarize() {
 # ratio THEIRS MINE: this / other, to 4 decimals.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", b / a }'; }
 
-# measure NAME K SIZE_BYTES DCQCN: $rounds runs of the configuration (with --against, a run
-# of the other build before each); prints a summary line when there is more than one run, and
-# returns the median link-hops per second (M/s) of the build measured in $LHPS.
+# measure_once NAME K SIZE_BYTES DCQCN: one round of the configuration (with --against, a run
+# of the other build first); the link-hops per second of each build go to RUNS_MINE[NAME] and
+# RUNS_THEIRS[NAME] (space-separated, round by round).
+declare -A RUNS_MINE RUNS_THEIRS
 DIFFER=0
-measure() {
+measure_once() {
+  local name=$1
+  if [ -n "$other" ]; then
+    run "$@" "$other" other; RUNS_THEIRS[$name]="${RUNS_THEIRS[$name]:-} $LHPS"
+  fi
+  run "$@" "$build" this; RUNS_MINE[$name]="${RUNS_MINE[$name]:-} $LHPS"
+}
+
+# measured NAME: after its rounds, prints a summary line when there is more than one run (with
+# --against, both medians and the rounds' ratios, and whether the last runs of both builds gave
+# the same result files), and returns the median link-hops per second (M/s) of the build
+# measured in $LHPS.
+measured() {
   local name=$1 i f
-  MINE=() THEIRS=() RATIOS=()
-  for ((i = 0; i < rounds; i++)); do
-    if [ -n "$other" ]; then
-      run "$@" "$other" other; THEIRS+=("$LHPS")
-    fi
-    run "$@" "$build" this; MINE+=("$LHPS")
-    [ -n "$other" ] && RATIOS+=("$(ratio "${THEIRS[-1]}" "$LHPS")")
-  done
+  read -r -a MINE <<<"${RUNS_MINE[$name]}"
+  THEIRS=() RATIOS=()
+  if [ -n "$other" ]; then
+    read -r -a THEIRS <<<"${RUNS_THEIRS[$name]}"
+    for i in "${!MINE[@]}"; do RATIOS+=("$(ratio "${THEIRS[$i]}" "${MINE[$i]}")"); done
+  fi
   local same=
   if [ -n "$other" ]; then
     same="; results identical"
@@ -151,6 +164,27 @@ measure() {
   fi
   summarize "$name" "M link-hops/s" higher "$same"
   LHPS=$(median "${MINE[@]}")
+}
+
+# measure NAME K SIZE_BYTES DCQCN: $rounds rounds of one configuration, then measured NAME.
+measure() {
+  local i
+  for ((i = 0; i < rounds; i++)); do measure_once "$@"; done
+  measured "$1"
+}
+
+# paired_percent A B: A's link-hops/s as a percentage of B's, round by round (this build's
+# runs), then the median over the rounds and the range; A and B were run back to back in each
+# round, so a machine whose speed drifts between rounds moves both.
+paired_percent() {
+  local a b i pct=()
+  read -r -a a <<<"${RUNS_MINE[$1]}"
+  read -r -a b <<<"${RUNS_MINE[$2]}"
+  for i in "${!a[@]}"; do pct+=("$(awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { printf "%.1f", 100 * x / y }')"); done
+  printf '%s%%' "$(MEDIAN_DECIMALS=0 median "${pct[@]}")"
+  [ "${#pct[@]}" -gt 1 ] && printf " (median of the %d rounds' own percentages, each from runs back to back: %s to %s%%)" \
+    "${#pct[@]}" "$(printf '%s\n' "${pct[@]}" | sort -g | sed -n '1p')" "$(printf '%s\n' "${pct[@]}" | sort -g | sed -n '$p')"
+  return 0
 }
 
 # memory_latency MIN_TIME_S: this machine's cost of one cache line read at random in 2, 8 and
@@ -254,21 +288,35 @@ data_path() {
 }
 
 if [ "$smoke" = 1 ]; then
-  measure k4_perm_64k_dcqcn 4 65536 on
+  # Two configurations round by round, as below, and the first's share of the second.
+  for ((round = 0; round < rounds; round++)); do
+    measure_once k4_perm_64k_dcqcn 4 65536 on
+    measure_once k4_perm_64k_nodcqcn 4 65536 off
+  done
+  measured k4_perm_64k_dcqcn
+  measured k4_perm_64k_nodcqcn
+  echo "K=4 with DCQCN, share of K=4 without: $(paired_percent k4_perm_64k_dcqcn k4_perm_64k_nodcqcn)"
   data_path 0.01
   memory_latency 0.01
   [ "$DIFFER" = 0 ] || { echo "smoke run: the two builds' results differ"; exit 1; }
   echo "smoke run: ok"
   exit 0
 fi
-measure k8_perm_16m_dcqcn 8 16777216 on; k8=$LHPS
-measure k8_perm_16m_nodcqcn 8 16777216 off; k8off=$LHPS
-measure k16_perm_2m_dcqcn 16 2097152 on; k16=$LHPS
+# Round by round (each round runs the three configurations back to back), so that the K=16
+# against K=8 figure compares runs made side by side.
+for ((round = 0; round < rounds; round++)); do
+  measure_once k8_perm_16m_dcqcn 8 16777216 on
+  measure_once k8_perm_16m_nodcqcn 8 16777216 off
+  measure_once k16_perm_2m_dcqcn 16 2097152 on
+done
+measured k8_perm_16m_dcqcn; k8=$LHPS
+measured k8_perm_16m_nodcqcn; k8off=$LHPS
+measured k16_perm_2m_dcqcn
 data_path 0.5
 echo
 echo "targets: K=8 with DCQCN >= 2.1 M link-hops/s (htsim, without DCQCN/shared buffer): $k8"
 echo "         K=8 without DCQCN >= 4 M: $k8off"
-echo "         K=16 >= 70% of K=8: $(awk -v a="$k16" -v b="$k8" 'BEGIN { printf "%.0f", 100 * a / b }')%"
+echo "         K=16 >= 70% of K=8: $(paired_percent k16_perm_2m_dcqcn k8_perm_16m_dcqcn)"
 echo "         the 24-host Clos episode <= 1.5 s of CPU: $CLOS_S s"
 echo "         RC WRITE 1 MiB on one core >= 50 / 100 Gbps at MTU 1024 / 4096: $NIC1K / $NIC4K Gbps"
 echo "         GraphCC control step at K=16 <= 250 ns per switch port: $STEP_NS"

@@ -19,6 +19,17 @@ echo "$out" | grep -qE '^k4_perm_64k_dcqcn: this [0-9.]+, other [0-9.]+ M link-h
 [ "$(echo "$out" | grep -c '^k4_perm_64k_dcqcn (other) ')" = 2 ] &&
   [ "$(echo "$out" | grep -c '^k4_perm_64k_dcqcn (this) ')" = 2 ] ||
   { echo "FAIL: not two runs of each build"; echo "$out"; exit 1; }
+# One configuration's share of the other (K=16's of K=8 in a full run): the median of the
+# rounds' own percentages, from this build's runs as printed, round by round.
+read -r -a on <<<"$(echo "$out" | awk '/^k4_perm_64k_dcqcn \(this\) / { printf "%s ", $5 }')"
+read -r -a off <<<"$(echo "$out" | awk '/^k4_perm_64k_nodcqcn \(this\) / { printf "%s ", $5 }')"
+[ "${#on[@]}" = 2 ] && [ "${#off[@]}" = 2 ] || { echo "FAIL: not two runs of each configuration"; echo "$out"; exit 1; }
+want=$(awk -v a0="${on[0]}" -v a1="${on[1]}" -v b0="${off[0]}" -v b1="${off[1]}" 'BEGIN {
+  p0 = sprintf("%.1f", 100 * a0 / b0) + 0; p1 = sprintf("%.1f", 100 * a1 / b1) + 0
+  lo = p0 < p1 ? p0 : p1; hi = p0 < p1 ? p1 : p0
+  printf "%.0f%% (median of the 2 rounds'"'"' own percentages, each from runs back to back: %.1f to %.1f%%)", (p0 + p1) / 2, lo, hi }')
+[ "$(echo "$out" | grep '^K=4 with DCQCN, share of K=4 without: ')" = "K=4 with DCQCN, share of K=4 without: $want" ] ||
+  { echo "FAIL: the share is not the median of the rounds' own ($want)"; echo "$out"; exit 1; }
 # The data path's and the agent's figures, compared the same way (the other build has their
 # benchmarks here).
 figs=("clos_episode_cpu s lower" "nic_rc_write_1m_mtu1024 Gbps higher" "nic_rc_write_1m_mtu4096 Gbps higher")
