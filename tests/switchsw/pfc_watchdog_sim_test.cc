@@ -86,8 +86,11 @@ TEST(PfcWatchdogSim, WithItTheStormIsContainedAndTheOtherFlowCompletes) {
   const auto snap = net.sw->snapshot(net.sim->now());
   const uint64_t storms = snap.ports[net.port_to(2)].pfc_storms[3];
   EXPECT_GE(storms, 1u);
-  for (uint16_t p = 0; p < snap.ports.size(); ++p)
-    if (p != net.port_to(2)) EXPECT_EQ(snap.ports[p].pfc_storms[3], 0u) << "port " << p;
+  for (uint16_t p = 0; p < snap.ports.size(); ++p) {
+    if (p != net.port_to(2)) {
+      EXPECT_EQ(snap.ports[p].pfc_storms[3], 0u) << "port " << p;
+    }
+  }
   EXPECT_EQ(net.sw->total_drops(), 0u);
   // Detected no sooner than the detection time after the queue blocked (first XOFF at 10 us).
   ::testing::Test::RecordProperty("storms", static_cast<int>(storms));
