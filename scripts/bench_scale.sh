@@ -166,13 +166,6 @@ measured() {
   LHPS=$(median "${MINE[@]}")
 }
 
-# measure NAME K SIZE_BYTES DCQCN: $rounds rounds of one configuration, then measured NAME.
-measure() {
-  local i
-  for ((i = 0; i < rounds; i++)); do measure_once "$@"; done
-  measured "$1"
-}
-
 # paired_percent A B: A's link-hops/s as a percentage of B's, round by round (this build's
 # runs), then the median over the rounds and the range; A and B were run back to back in each
 # round, so a machine whose speed drifts between rounds moves both.
