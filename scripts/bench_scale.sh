@@ -8,9 +8,12 @@
 # ran dry is no figure (it measured the pool): the script stops there, with exit status 1.
 # Then the issue's other targets, from their benchmarks (BUILD_DIR/tests): the 24-host Clos
 # episode's CPU time, RC WRITE goodput of 1 MiB messages on one core at MTU 1024 and 4096,
-# and the GraphCC control step per switch port at K=16; last, the memory latency probe.
+# and the GraphCC control step per switch port at K=16; last, the memory latency probe. Before
+# and after the runs, each CPU's speed: its clock, and a loop that slows when another thread
+# shares the core (on a VM, another guest): the same binary's figures follow the second.
 #
 # usage: scripts/bench_scale.sh [BUILD_DIR] [--smoke] [--rounds N] [--against OTHER_BUILD_DIR]
+#                               [--cpu N]
 #   default: K=8 128 x 16 MiB (DCQCN on, off), K=16 1,024 x 2 MiB (DCQCN on)
 #   --smoke: K=4 16 x 64 KiB (DCQCN on, off) and the other benchmarks for a few ms each, to
 #     check the script and the figures' parsing (CI's sim suite)
@@ -23,12 +26,16 @@
 #     a noisy machine can compare), and check that both gave the same result files
 #     (bins, failures, flows, metrics: exit status 1 if not). The other benchmarks are
 #     compared the same way when OTHER_BUILD_DIR/tests has them (it may hold rocemu-sim only).
+#   --cpu N: run everything on CPU N (taskset), so that no run moves between a free CPU and
+#     a shared one; pick the CPU whose loop runs at its clock in the speeds printed
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build
 smoke=0
 rounds=1
 other=
+cpu=
+args=("$@")
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
@@ -38,7 +45,11 @@ while [ $# -gt 0 ]; do
     --against)
       [ $# -ge 2 ] || { echo "--against needs a build directory" >&2; exit 2; }
       other=$2; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    --cpu)
+      [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] && [ "$2" -lt "$(getconf _NPROCESSORS_ONLN)" ] ||
+        { echo "--cpu needs an online CPU's number (0 to $(($(getconf _NPROCESSORS_ONLN) - 1)))" >&2; exit 2; }
+      cpu=$2; shift ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
     *) build=$1 ;;
   esac
@@ -55,6 +66,11 @@ for bench in wljob/wljob_clos_episode_bench nic/nic_write_goodput_bench \
   [ -x "$build/tests/$bench" ] ||
     { echo "no $build/tests/$bench: build the project with its tests first" >&2; exit 2; }
 done
+if [ -n "$cpu" ] && [ "${ROCEMU_BENCH_CPU:-}" != "$cpu" ]; then
+  command -v taskset >/dev/null || { echo "--cpu needs taskset (util-linux)" >&2; exit 2; }
+  ROCEMU_BENCH_CPU=$cpu exec taskset -c "$cpu" "$0" "${args[@]}"
+fi
+[ -z "$cpu" ] || echo "every run on cpu $cpu"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -203,6 +219,24 @@ memory_latency() {
   echo "memory latency, one random cache line: $line"
 }
 
+# core_speed WHEN MIN_TIME_S: per online CPU, BM_CoreSpeed (tests/fabric/virtual_engine_bench.cc):
+# the clock (a chain of dependent adds, cycles per ns) and a loop of one add per iteration,
+# which runs at the clock on a core of its own and slower when another hardware thread shares
+# the core. A figure measured on a CPU whose loop lags its clock is a shared core's.
+core_speed() {
+  local bin=$build/tests/fabric/fabric_virtual_engine_bench c line clock loop note
+  for ((c = 0; c < $(getconf _NPROCESSORS_ONLN); c++)); do
+    line=$(taskset -c "$c" "$bin" --benchmark_filter='BM_CoreSpeed' --benchmark_min_time="$2" \
+             --benchmark_format=csv 2>/dev/null |
+           awk -F, '/^"BM_CoreSpeed\/unroll:8"/ { c = $NF } /^"BM_CoreSpeed\/unroll:1"/ { l = $NF }
+                    END { if (c == "" || l == "") exit 1; printf "%.2f %.2f", c, l }') ||
+      { echo "core speed: $bin gave no figures on cpu $c"; exit 1; }
+    read -r clock loop <<<"$line"
+    note=$(awk -v c="$clock" -v l="$loop" 'BEGIN { if (l < 0.85 * c) printf "; the loop lags: another thread shares this core" }')
+    echo "core speed $1, cpu $c: clock $clock cycles/ns, one-add loop $loop per ns$note"
+  done
+}
+
 # bench_value BUILD_DIR BENCH FILTER FIELD SCALE MIN_TIME: one run of the google-benchmark
 # binary BUILD_DIR/tests/BENCH on the one benchmark named FILTER; prints column FIELD of its
 # CSV row (cpu_time, or a counter such as Gbps) times SCALE. Fails (status 1, a message on
@@ -281,6 +315,7 @@ data_path() {
 }
 
 if [ "$smoke" = 1 ]; then
+  core_speed before 0.01
   # Two configurations round by round, as below, and the first's share of the second.
   for ((round = 0; round < rounds; round++)); do
     measure_once k4_perm_64k_dcqcn 4 65536 on
@@ -291,12 +326,14 @@ if [ "$smoke" = 1 ]; then
   echo "K=4 with DCQCN, share of K=4 without: $(paired_percent k4_perm_64k_dcqcn k4_perm_64k_nodcqcn)"
   data_path 0.01
   memory_latency 0.01
+  core_speed after 0.01
   [ "$DIFFER" = 0 ] || { echo "smoke run: the two builds' results differ"; exit 1; }
   echo "smoke run: ok"
   exit 0
 fi
 # Round by round (each round runs the three configurations back to back), so that the K=16
 # against K=8 figure compares runs made side by side.
+core_speed before 0.1
 for ((round = 0; round < rounds; round++)); do
   measure_once k8_perm_16m_dcqcn 8 16777216 on
   measure_once k8_perm_16m_nodcqcn 8 16777216 off
@@ -314,6 +351,7 @@ echo "         the 24-host Clos episode <= 1.5 s of CPU: $CLOS_S s"
 echo "         RC WRITE 1 MiB on one core >= 50 / 100 Gbps at MTU 1024 / 4096: $NIC1K / $NIC4K Gbps"
 echo "         GraphCC control step at K=16 <= 250 ns per switch port: $STEP_NS"
 memory_latency 0.2
+core_speed after 0.1
 if [ "$DIFFER" = 1 ]; then
   echo "the two builds' results differ (above): their speeds are not a like-for-like comparison"
   exit 1

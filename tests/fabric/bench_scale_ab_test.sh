@@ -4,7 +4,8 @@
 # 0 and "results identical"; a build whose flows.csv differs (a wrapper that appends a row):
 # exit 1 and "results DIFFER (flows.csv)"; the data path's and the agent's benchmarks compared
 # when both builds have them, this build's alone when the other has none; bad options and a
-# build without its benchmarks: exit 2.
+# build without its benchmarks: exit 2. Each CPU's speed printed before and after; --cpu N pins
+# every run to CPU N.
 # Usage: bench_scale_ab_test.sh BUILD_ROOT SOURCE_ROOT WITH_AGENT_BENCH(0|1: whether this build
 # has tests/agent/agent_bench, i.e. was built with LibTorch)
 set -u
@@ -19,6 +20,12 @@ echo "$out" | grep -qE '^k4_perm_64k_dcqcn: this [0-9.]+, other [0-9.]+ M link-h
 [ "$(echo "$out" | grep -c '^k4_perm_64k_dcqcn (other) ')" = 2 ] &&
   [ "$(echo "$out" | grep -c '^k4_perm_64k_dcqcn (this) ')" = 2 ] ||
   { echo "FAIL: not two runs of each build"; echo "$out"; exit 1; }
+# Each online CPU's speed, before and after the runs.
+ncpu=$(getconf _NPROCESSORS_ONLN)
+for when in before after; do
+  [ "$(echo "$out" | grep -cE "^core speed $when, cpu [0-9]+: clock [0-9.]+ cycles/ns, one-add loop [0-9.]+ per ns")" = "$ncpu" ] ||
+    { echo "FAIL: no speed $when the runs for each of the $ncpu CPUs"; echo "$out"; exit 1; }
+done
 # One configuration's share of the other (K=16's of K=8 in a full run): the median of the
 # rounds' own percentages, from this build's runs as printed, round by round.
 read -r -a on <<<"$(echo "$out" | awk '/^k4_perm_64k_dcqcn \(this\) / { printf "%s ", $5 }')"
@@ -45,19 +52,24 @@ for fig in "${figs[@]}"; do
     { echo "FAIL: not two runs of each build's $1"; echo "$out"; exit 1; }
 done
 
-# A "build" whose runs give other results.
+# A "build" whose runs give other results (and which notes the CPUs it may run on).
 mkdir -p "$tmp/other/apps"
 cat >"$tmp/other/apps/rocemu-sim" <<WRAP
 #!/usr/bin/env bash
+grep Cpus_allowed_list /proc/self/status | cut -f2 >>"$tmp/allowed"
 "$build/apps/rocemu-sim" "\$@"; rc=\$?
 out=; prev=; for a in "\$@"; do [ "\$prev" = --out ] && out=\$a; prev=\$a; done
 echo "1,2,3" >>"\$out/flows.csv"
 exit \$rc
 WRAP
 chmod +x "$tmp/other/apps/rocemu-sim"
-out=$("$script" "$build" --smoke --against "$tmp/other" 2>&1); rc=$?
+# With --cpu, every run is pinned to that CPU (the last one online here).
+last=$((ncpu - 1))
+out=$("$script" "$build" --smoke --against "$tmp/other" --cpu "$last" 2>&1); rc=$?
 [ "$rc" = 1 ] || { echo "FAIL: differing results: exit $rc, want 1"; echo "$out"; exit 1; }
 echo "$out" | grep -q 'results DIFFER (flows.csv)' || { echo "FAIL: the difference is not named"; echo "$out"; exit 1; }
+echo "$out" | grep -q "^every run on cpu $last\$" && [ "$(sort -u "$tmp/allowed")" = "$last" ] ||
+  { echo "FAIL: --cpu $last: runs allowed on $(sort -u "$tmp/allowed" | tr '\n' ' ')"; echo "$out"; exit 1; }
 # That build has no benchmarks: this build's figures alone.
 echo "$out" | grep -q '^nic_rc_write_1m_mtu4096: the other build has no tests/nic/nic_write_goodput_bench: this build only$' &&
   echo "$out" | grep -qE '^nic_rc_write_1m_mtu4096 +[0-9.]+ Gbps$' ||
@@ -107,7 +119,7 @@ out=$("$script" "$build" --smoke --against "$tmp/slow" 2>&1); rc=$?
   echo "$out" | grep -qE '^nic_rc_write_1m_mtu1024: this [0-9.]+, other 0.0 Gbps' ||
   { echo "FAIL: a benchmark the other build lacks: exit $rc"; echo "$out"; exit 1; }
 
-for bad in "--rounds 0" "--rounds x" "--against" "--bogus"; do
+for bad in "--rounds 0" "--rounds x" "--against" "--bogus" "--cpu" "--cpu x" "--cpu $ncpu"; do
   # shellcheck disable=SC2086
   "$script" "$build" --smoke $bad >/dev/null 2>&1; rc=$?
   [ "$rc" = 2 ] || { echo "FAIL: '$bad': exit $rc, want 2"; exit 1; }

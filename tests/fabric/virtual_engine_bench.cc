@@ -7,6 +7,16 @@
 // large fabric's events each touch a few lines of state spread over megabytes, so its cost
 // per event depends on this curve (docs/engines.md, fourteenth step); the stride:4096 rows, one
 // line per page, measure the TLB's reach. scripts/bench_scale.sh prints them beside its figures.
+//
+// BM_CoreSpeed: what this core gives the process. unroll:8, a chain of dependent additions
+// (one a cycle on every x86-64 core): the clock, in cycles per ns. unroll:1, a loop of one
+// addition per iteration: one iteration a cycle on a core of its own, but its taken branch
+// every cycle shares the core's front end with whatever runs on the core's other hardware
+// thread. On a VM whose vCPUs share physical cores with other guests the second swings: on
+// one 2-vCPU VM here (AMD Zen 5) both vCPUs had a 3.1-3.3 GHz clock, but the loop ran at 3.3
+// per ns on one and 1.8 on the other, and the GraphCC control step took 263-276 and 362-368 ns
+// per port on them in the same minutes. scripts/bench_scale.sh prints both before and after
+// its runs.
 #include <benchmark/benchmark.h>
 #include <sys/mman.h>
 
@@ -92,6 +102,38 @@ BENCHMARK(BM_MemoryLatency)
     ->Args({32, 1, 4096})
     ->ArgNames({"MiB", "thp", "stride"})
     ->Unit(benchmark::kMillisecond);
+
+static void BM_CoreSpeed(benchmark::State& state) {
+  constexpr int64_t kAdds = int64_t{1} << 24;
+  const bool unrolled = state.range(0) == 8;
+  uint64_t x = 0;
+  std::chrono::nanoseconds spent{0};
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (unrolled) {
+      for (int64_t i = 0; i < kAdds; i += 8) {
+        // Each addition waits for the one before (the empty asm keeps the compiler from
+        // merging them); the loop's own counter runs beside the chain.
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j) {
+          x += 1;
+          asm volatile("" : "+r"(x));
+        }
+      }
+    } else {
+#pragma GCC unroll 1
+      for (int64_t i = 0; i < kAdds; ++i) {
+        x += 1;
+        asm volatile("" : "+r"(x));
+      }
+    }
+    spent += std::chrono::steady_clock::now() - t0;
+  }
+  benchmark::DoNotOptimize(x);
+  state.counters["adds_per_ns"] = static_cast<double>(state.iterations()) *
+                                  static_cast<double>(kAdds) / static_cast<double>(spent.count());
+}
+BENCHMARK(BM_CoreSpeed)->ArgName("unroll")->Arg(8)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace rocemu::fabric
 
