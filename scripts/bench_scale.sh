@@ -9,8 +9,9 @@
 # Then the issue's other targets, from their benchmarks (BUILD_DIR/tests): the 24-host Clos
 # episode's CPU time, RC WRITE goodput of 1 MiB messages on one core at MTU 1024 and 4096,
 # and the GraphCC control step per switch port at K=16; last, the memory latency probe. Before
-# and after the runs, each CPU's speed: its clock, and a loop that slows when another thread
-# shares the core (on a VM, another guest): the same binary's figures follow the second.
+# and after the runs, the speed of each CPU it may run on (with --cpu N, CPU N's): its clock,
+# and a loop that slows when another thread shares the core (on a VM, another guest): the
+# same binary's figures follow the second.
 #
 # usage: scripts/bench_scale.sh [BUILD_DIR] [--smoke] [--rounds N] [--against OTHER_BUILD_DIR]
 #                               [--cpu N]
@@ -36,6 +37,13 @@ rounds=1
 other=
 cpu=
 args=("$@")
+# The CPUs this process may run on (its affinity, e.g. "0-1" or "0,2-3"), one per line.
+allowed_cpus() {
+  local part
+  for part in $(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/self/status | tr ',' ' '); do
+    if [[ "$part" == *-* ]]; then seq "${part%-*}" "${part#*-}"; else echo "$part"; fi
+  done
+}
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
@@ -46,10 +54,10 @@ while [ $# -gt 0 ]; do
       [ $# -ge 2 ] || { echo "--against needs a build directory" >&2; exit 2; }
       other=$2; shift ;;
     --cpu)
-      [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] && [ "$2" -lt "$(getconf _NPROCESSORS_ONLN)" ] ||
-        { echo "--cpu needs an online CPU's number (0 to $(($(getconf _NPROCESSORS_ONLN) - 1)))" >&2; exit 2; }
+      [ $# -ge 2 ] && allowed_cpus | grep -qx -- "$2" ||
+        { echo "--cpu needs the number of a CPU this process may run on: $(allowed_cpus | tr '\n' ' ')" >&2; exit 2; }
       cpu=$2; shift ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
     -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
     *) build=$1 ;;
   esac
@@ -219,13 +227,13 @@ memory_latency() {
   echo "memory latency, one random cache line: $line"
 }
 
-# core_speed WHEN MIN_TIME_S: per online CPU, BM_CoreSpeed (tests/fabric/virtual_engine_bench.cc):
+# core_speed WHEN MIN_TIME_S: per CPU this process may run on, BM_CoreSpeed (tests/fabric/virtual_engine_bench.cc):
 # the clock (a chain of dependent adds, cycles per ns) and a loop of one add per iteration,
 # which runs at the clock on a core of its own and slower when another hardware thread shares
 # the core. A figure measured on a CPU whose loop lags its clock is a shared core's.
 core_speed() {
   local bin=$build/tests/fabric/fabric_virtual_engine_bench c line clock loop note
-  for ((c = 0; c < $(getconf _NPROCESSORS_ONLN); c++)); do
+  for c in $(allowed_cpus); do
     line=$(taskset -c "$c" "$bin" --benchmark_filter='BM_CoreSpeed' --benchmark_min_time="$2" \
              --benchmark_format=csv 2>/dev/null |
            awk -F, '/^"BM_CoreSpeed\/unroll:8"/ { c = $NF } /^"BM_CoreSpeed\/unroll:1"/ { l = $NF }

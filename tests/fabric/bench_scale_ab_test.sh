@@ -20,8 +20,9 @@ echo "$out" | grep -qE '^k4_perm_64k_dcqcn: this [0-9.]+, other [0-9.]+ M link-h
 [ "$(echo "$out" | grep -c '^k4_perm_64k_dcqcn (other) ')" = 2 ] &&
   [ "$(echo "$out" | grep -c '^k4_perm_64k_dcqcn (this) ')" = 2 ] ||
   { echo "FAIL: not two runs of each build"; echo "$out"; exit 1; }
-# Each online CPU's speed, before and after the runs.
-ncpu=$(getconf _NPROCESSORS_ONLN)
+# The speed of each CPU the script may run on, before and after the runs.
+ncpu=$(taskset -pc $$ | awk '{ print $NF }' | tr ',' '\n' |
+       awk -F- '{ n += NF == 2 ? $2 - $1 + 1 : 1 } END { print n }')
 for when in before after; do
   [ "$(echo "$out" | grep -cE "^core speed $when, cpu [0-9]+: clock [0-9.]+ cycles/ns, one-add loop [0-9.]+ per ns")" = "$ncpu" ] ||
     { echo "FAIL: no speed $when the runs for each of the $ncpu CPUs"; echo "$out"; exit 1; }
@@ -63,8 +64,8 @@ echo "1,2,3" >>"\$out/flows.csv"
 exit \$rc
 WRAP
 chmod +x "$tmp/other/apps/rocemu-sim"
-# With --cpu, every run is pinned to that CPU (the last one online here).
-last=$((ncpu - 1))
+# With --cpu, every run is pinned to that CPU (the last one allowed here).
+last=$(taskset -pc $$ | awk '{ print $NF }' | tr ',-' '\n\n' | tail -1)
 out=$("$script" "$build" --smoke --against "$tmp/other" --cpu "$last" 2>&1); rc=$?
 [ "$rc" = 1 ] || { echo "FAIL: differing results: exit $rc, want 1"; echo "$out"; exit 1; }
 echo "$out" | grep -q 'results DIFFER (flows.csv)' || { echo "FAIL: the difference is not named"; echo "$out"; exit 1; }
@@ -119,7 +120,7 @@ out=$("$script" "$build" --smoke --against "$tmp/slow" 2>&1); rc=$?
   echo "$out" | grep -qE '^nic_rc_write_1m_mtu1024: this [0-9.]+, other 0.0 Gbps' ||
   { echo "FAIL: a benchmark the other build lacks: exit $rc"; echo "$out"; exit 1; }
 
-for bad in "--rounds 0" "--rounds x" "--against" "--bogus" "--cpu" "--cpu x" "--cpu $ncpu"; do
+for bad in "--rounds 0" "--rounds x" "--against" "--bogus" "--cpu" "--cpu x" "--cpu $((last + 1))"; do
   # shellcheck disable=SC2086
   "$script" "$build" --smoke $bad >/dev/null 2>&1; rc=$?
   [ "$rc" = 2 ] || { echo "FAIL: '$bad': exit $rc, want 2"; exit 1; }
