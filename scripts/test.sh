@@ -8,11 +8,26 @@
 #     instrumented): each fuzz target for a short fixed time from its seed corpus.
 # Benchmarks are not run here (scripts/bench*.sh). Extra arguments go to the first `meson test`
 # (e.g. --suite unit); ROCEMU_SANITIZER_BUILDS=0 skips the two clang builds. Prints a closing
-# line "N passed, N failed, N skipped" over all three build directories.
+# line "N passed, N failed, N skipped" over all three build directories, after a line of the
+# time each phase took ("phases: setup 95 s, build 560 s, ...; tests 700 s, in all 2000 s"):
+# CI's limits are 45 minutes for the whole command and 15 for the tests themselves.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+phases=()
+phase_start=$SECONDS
+test_s=0
+# phase NAME: the time since the last phase ended goes to NAME (and to the tests' total when
+# NAME ends in "tests").
+phase() {
+  local s=$((SECONDS - phase_start))
+  phases+=("$1 $s s")
+  [[ $1 == *tests ]] && test_s=$((test_s + s))
+  phase_start=$SECONDS
+}
 bash scripts/setup.sh
+phase setup
 bash scripts/build.sh
+phase build
 BUILD_DIR="${ROCEMU_BUILD_DIR:-build}"
 UBSAN_DIR="${ROCEMU_UBSAN_DIR:-build-ubsan}"
 FUZZ_DIR="${ROCEMU_FUZZ_DIR:-build-fuzz}"
@@ -43,6 +58,7 @@ PY
 status=0
 logs=("$BUILD_DIR/meson-logs/testlog.json")
 meson test -C "$BUILD_DIR" --no-rebuild --print-errorlogs --num-processes "$JOBS" "$@" || status=$?
+phase tests
 
 if [ "${ROCEMU_SANITIZER_BUILDS:-1}" != 0 ]; then
   if [ ! -f "$UBSAN_DIR/build.ninja" ]; then
@@ -50,16 +66,21 @@ if [ "${ROCEMU_SANITIZER_BUILDS:-1}" != 0 ]; then
       "-Dcpp_args=['-fsanitize=float-cast-overflow', '-fno-sanitize-recover=all']"
   fi
   build_for_suites "$UBSAN_DIR" unit sim
+  phase "UBSan build"
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 meson test -C "$UBSAN_DIR" --no-rebuild \
     --print-errorlogs --num-processes "$JOBS" --suite unit --suite sim || status=1
+  phase "UBSan tests"
   logs+=("$UBSAN_DIR/meson-logs/testlog.json")
 
   ROCEMU_FUZZ_DIR="$FUZZ_DIR" bash scripts/fuzz.sh --setup
   build_for_suites "$FUZZ_DIR" fuzz
+  phase "fuzz build"
   meson test -C "$FUZZ_DIR" --no-rebuild --print-errorlogs --num-processes "$JOBS" \
     --suite fuzz || status=1
+  phase "fuzz tests"
   logs+=("$FUZZ_DIR/meson-logs/testlog.json")
 fi
+echo "phases: $(IFS=,; echo "${phases[*]}" | sed 's/,/, /g'); tests ${test_s} s, in all ${SECONDS} s"
 
 # meson's own summary is not a format CI reads; give the plain closing line from its JSON logs.
 # A test that did not pass is named there too, with the end of its output (gtest's failure
