@@ -6,6 +6,16 @@
  * pattern into rocemu's memory, RDMA READs rocemu's pattern, then SENDs its pattern, B bytes in
  * one work request each; it verifies what it read, received, and what rocemu wrote into it.
  *
+ * rxe's requester can stall for good: it stops sending while more than 64 of the QP's packets
+ * are still queued for transmission (its responder's READ replays count), and is woken by the
+ * destructor of one of them only if its flag was set before that packet was freed (set after
+ * the last one is freed, nothing wakes it: rxe_req.c checks, then sets; rxe_net.c decrements,
+ * then checks). A post_send wakes it. CI saw it once (2026-12-07, READ responses dropped):
+ * the guest's WRITE and READ completed, rocemu received none of its SEND's packets, and
+ * nothing moved for the rest of the 60 s. So if the SEND has been posted and nothing completes
+ * for 5 s, the guest posts a 0-byte RDMA WRITE (at most 5) and says so; a SEND that rocemu
+ * lost or refused would not complete after it either.
+ *
  * usage: guest_rdma_check SERVER_IP BYTES SEED [PORT [ROCE_IP [ACK_TIMEOUT]]]
  *   ROCE_IP: rocemu's RoCE address (10.77.0.2); ACK_TIMEOUT: local ACK timeout exponent (14,
  *   4.096 us x 2^14 = 67 ms). Exit 0 only if every check passed.
@@ -145,24 +155,38 @@ int main(int argc, char** argv) {
                            .wr.rdma = {.remote_addr = peer.addr, .rkey = peer.rkey}};
   struct ibv_send_wr* bad = NULL;
   if (ibv_post_send(qp, &wr, &bad)) FAIL("ibv_post_send failed");
-  /* wr_id 1 WRITE, 2 READ, 3 RECV, 4 SEND (posted once WRITE and READ completed). */
-  int seen[5] = {0, 0, 0, 0, 0};
-  int sent = 0;
+  /* wr_id 1 WRITE, 2 READ, 3 RECV, 4 SEND (posted once WRITE and READ completed), 5 a 0-byte
+   * WRITE that wakes a stalled requester (above). */
+  int seen[6] = {0, 0, 0, 0, 0, 0};
+  int sent = 0, kicks = 0;
+  struct timespec last = t0; /* the last completion, or the SEND's post */
   while (!(seen[1] && seen[2] && seen[3] && seen[4])) {
     struct ibv_wc wc;
     int n = ibv_poll_cq(cq, 1, &wc);
     if (n < 0) FAIL("ibv_poll_cq failed");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     if (n == 0) {
-      clock_gettime(CLOCK_MONOTONIC, &t1);
       if (t1.tv_sec - t0.tv_sec > 60)
-        FAIL("completions after 60 s: WRITE %d READ %d RECV %d SEND %d", seen[1], seen[2], seen[3], seen[4]);
+        FAIL("completions after 60 s: WRITE %d READ %d RECV %d SEND %d (0-byte WRITEs posted: %d)",
+             seen[1], seen[2], seen[3], seen[4], kicks);
+      if (sent && !seen[4] && kicks < 5 && t1.tv_sec - last.tv_sec >= 5) {
+        struct ibv_send_wr kick = {.wr_id = 5, .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+                                   .wr.rdma = {.remote_addr = peer.addr, .rkey = peer.rkey}};
+        if (ibv_post_send(qp, &kick, &bad)) FAIL("ibv_post_send of a 0-byte WRITE failed");
+        ++kicks;
+        last = t1;
+        printf("guest: nothing completed for 5 s after the SEND was posted: posted a 0-byte RDMA WRITE "
+               "to wake rxe's requester (%d)\n", kicks);
+        fflush(stdout);
+      }
       continue;
     }
-    static const char* names[5] = {"?", "WRITE", "READ", "RECV", "SEND"};
+    last = t1;
+    static const char* names[6] = {"?", "WRITE", "READ", "RECV", "SEND", "0-byte WRITE"};
     if (wc.status != IBV_WC_SUCCESS)
-      FAIL("%s completion failed: %s", names[wc.wr_id < 5 ? wc.wr_id : 0], ibv_wc_status_str(wc.status));
+      FAIL("%s completion failed: %s", names[wc.wr_id < 6 ? wc.wr_id : 0], ibv_wc_status_str(wc.status));
     if (wc.wr_id == 3 && wc.byte_len != bytes) FAIL("RECV of %u bytes, expected %u", wc.byte_len, bytes);
-    if (wc.wr_id >= 1 && wc.wr_id <= 4) seen[wc.wr_id] = 1;
+    if (wc.wr_id >= 1 && wc.wr_id <= 5) seen[wc.wr_id] = 1;
     if (seen[1] && seen[2] && !sent) {
       struct ibv_send_wr snd = {.wr_id = 4, .sg_list = &wsge, .num_sge = 1, .opcode = IBV_WR_SEND,
                                 .send_flags = IBV_SEND_SIGNALED};
@@ -170,6 +194,7 @@ int main(int argc, char** argv) {
       sent = 1;
     }
   }
+  if (kicks) printf("guest: the SEND completed after %d 0-byte WRITE(s) woke rxe's requester\n", kicks);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   const double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
   const size_t read_bad = rc_pattern_mismatches(buf + 2 * (size_t)bytes, bytes, peer.seed);

@@ -137,10 +137,16 @@ int run_rdma_check(Endpoint& ep, nic::RoceHost& host, const ScenarioOptions& opt
       sent = true;
     }
     if (std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(opt.timeout_ms)) {
+      // How far the guest's requests got: PSNs rocemu's responder has taken from the guest,
+      // of the guest's WRITE, READ and SEND (one PSN per packet; the guest's path MTU is 1024).
+      const uint32_t taken = (host.expected_psn(qpn) - peer.psn) & 0xFFFFFFu;
+      const uint32_t per_op = (b + 1023) / 1024;
       std::fprintf(
           stderr,
-          "rdma check: rocemu's work did not complete (WRITE %d READ %d RECV %d SEND %d)\n%s",
-          seen[1], seen[2], seen[3], seen[4], ep.counters_report().c_str());
+          "rdma check: rocemu's work did not complete (WRITE %d READ %d RECV %d SEND %d); "
+          "rocemu's responder has taken %u of the guest's %u PSNs (WRITE, READ, SEND: %u each)\n%s",
+          seen[1], seen[2], seen[3], seen[4], taken, 3 * per_op, per_op,
+          ep.counters_report().c_str());
       return 1;
     }
   }
