@@ -290,6 +290,10 @@ struct Qp {
   uint8_t ctl_syndrome = 0;
   uint32_t ctl_psn = 0, ctl_msn = 0;
   bool cnp_pending = false;
+  // The PSN the last ACK, last READ response or ATOMIC_ACKNOWLEDGE sent covered (a stalled
+  // peer's diagnosis: RoceHost::responder_view).
+  bool answered_any = false;
+  uint32_t answered_psn = 0;
 
   // ---- cold: attributes ----
   bool destroyed = false;  // destroy_qp(): RESET, its number free for the next create_qp

@@ -76,12 +76,15 @@ rte_mbuf* RoceHost::responder_ctl(Qp& qp) noexcept {
   aeth->syndrome = qp.ctl_syndrome;
   aeth->set_msn(qp.msn);
   seal_frame(f);
-  if (qp.ctl == CtlKind::kAck)
+  if (qp.ctl == CtlKind::kAck) {
     ++counters_.acks_sent;
-  else if ((qp.ctl_syndrome >> 5) == 1)
+    qp.answered_any = true;
+    qp.answered_psn = qp.ctl_psn;
+  } else if ((qp.ctl_syndrome >> 5) == 1) {
     ++counters_.rnr_naks_sent;
-  else
+  } else {
     ++counters_.naks_sent;
+  }
   qp.ctl = CtlKind::kNone;
   return m;
 }
@@ -117,6 +120,10 @@ rte_mbuf* RoceHost::responder_read_next(Qp& qp) noexcept {
     seal_end(f, n != 0 ? head.crc_with(f + at, job.addr + off, n) : head.crc_with(nullptr, nullptr, 0));
   }
   ++counters_.read_responses_sent;
+  if (last) {
+    qp.answered_any = true;
+    qp.answered_psn = psn_add(job.psn, k);
+  }
   if (++job.pkts_sent == job.npkts) ++qp.reads.head;
   return m;
 }
@@ -452,6 +459,8 @@ rte_mbuf* RoceHost::responder_atomic_ack(Qp& qp, ReadJob& job) noexcept {
   reinterpret_cast<AtomicAckEth*>(f + at + sizeof(Aeth))->set_orig(job.atomic_orig);
   seal_frame(f);
   ++counters_.atomic_acks_sent;
+  qp.answered_any = true;
+  qp.answered_psn = job.psn;
   ++job.pkts_sent;
   ++qp.reads.head;
   return m;

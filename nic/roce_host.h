@@ -27,6 +27,7 @@
 #include "common/topology.h"
 #include "nic/cc_hooks.h"
 #include "nic/nic_params.h"
+#include "nic/psn.h"
 #include "nic/qp.h"
 
 struct rte_mempool;
@@ -43,6 +44,20 @@ struct QpInfo {
   uint32_t psn = 0;   // the QP's initial send PSN
   uint32_t ipv4 = 0;  // host order
   Ipv6Addr gid{};     // the peer's GID when not all zero (else ::ffff:ipv4)
+};
+
+/// How far the responder of an RC QP got: what it took and what it answered
+/// (RoceHost::responder_view). A peer whose requester stops while caught_up() has nothing
+/// outstanding: its retransmission timer has nothing to resend, so it stopped on its own.
+struct ResponderView {
+  uint32_t expected_psn = 0;  // the next PSN it takes
+  bool answered_any = false;  // an ACK, READ response or ATOMIC_ACKNOWLEDGE was sent
+  uint32_t answered_psn = 0;  // the PSN the last one covered
+  bool answer_pending = false;  // an ACK/NAK or a READ/atomic response still to send
+  /// Every PSN taken was answered and nothing is left to send.
+  bool caught_up() const noexcept {
+    return answered_any && !answer_pending && psn_add(answered_psn, 1) == expected_psn;
+  }
 };
 
 struct QpInitAttr {
@@ -129,6 +144,8 @@ class RoceHost final : public rocemu::Node {
   ibv_qp_state qp_state(uint32_t qpn) const noexcept;
   /// The PSN the responder of `qpn` expects next (for tests and tools).
   uint32_t expected_psn(uint32_t qpn) const noexcept;
+  /// The responder's progress on `qpn` (all zero for a QP that does not exist).
+  ResponderView responder_view(uint32_t qpn) const noexcept;
   /// What the peer needs to connect to `qpn`.
   QpInfo local_info(uint32_t qpn) const noexcept;
   /// ibv_post_send: SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ,

@@ -263,6 +263,13 @@ uint32_t RoceHost::expected_psn(uint32_t qpn) const noexcept {
   return qp ? qp->epsn : 0;
 }
 
+ResponderView RoceHost::responder_view(uint32_t qpn) const noexcept {
+  const Qp* qp = find_qp(qpn);
+  if (!qp) return {};
+  return {qp->epsn, qp->answered_any, qp->answered_psn,
+          qp->ctl != CtlKind::kNone || !qp->reads.empty()};
+}
+
 QpInfo RoceHost::local_info(uint32_t qpn) const noexcept {
   const Qp* qp = find_qp(qpn);
   return qp ? QpInfo{qp->qpn, qp->initial_psn, ipv4_} : QpInfo{};

@@ -4,6 +4,7 @@
 #include "apps/perftest/bw_peak.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 #include "apps/interop/endpoint.h"
@@ -11,7 +12,6 @@
 namespace rocemu::perftest {
 
 namespace {
-constexpr TimeNs kNoProgressNs = 10 * kNsPerSec;
 constexpr int kPollBurst = 32;
 constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 // perftest's cycle buffer (a page) and cache line: its atomic bandwidth test moves the target
@@ -304,6 +304,37 @@ void lat_server_step(Side& s, TestState& t, const PerftestOptions& o, TimeNs now
 void check_progress(TestState& t, TimeNs now) noexcept {
   if (!t.done && t.start_ns >= 0 && now - t.last_progress_ns > kNoProgressNs)
     t.fail("no completion for " + std::to_string(kNoProgressNs / kNsPerSec) + " s");
+}
+
+std::string stall_report(const Side& s, const std::string& tool, TimeNs silence_ns) {
+  std::string out;
+  char line[320];
+  bool all_caught_up = !s.qpns.empty();
+  for (uint32_t qpn : s.qpns) {
+    const nic::ResponderView v = s.host->responder_view(qpn);
+    all_caught_up = all_caught_up && v.caught_up();
+    char answered[48] = "answered nothing";
+    if (v.answered_any)
+      std::snprintf(answered, sizeof answered, "last answered 0x%06x", v.answered_psn);
+    std::snprintf(line, sizeof line, "%s: QP 0x%06x responder: expects PSN 0x%06x, %s%s\n",
+                  tool.c_str(), qpn, v.expected_psn, answered,
+                  v.answer_pending ? ", an answer still to send" : "");
+    out += line;
+  }
+  const double silence_s = static_cast<double>(silence_ns) / 1e9;
+  std::snprintf(line, sizeof line, "%s: the peer's last request arrived %.1f s ago\n",
+                tool.c_str(), silence_s);
+  out += line;
+  if (all_caught_up && silence_ns >= kPeerSilenceNs) {
+    std::snprintf(line, sizeof line,
+                  "%s: the peer sent nothing for %.1f s and every packet of it that arrived was "
+                  "answered: %s (or a packet was lost and its retransmission timeout is over "
+                  "%.0f s)\n",
+                  tool.c_str(), silence_s, kPeerStoppedVerdict,
+                  static_cast<double>(kPeerSilenceNs) / 1e9);
+    out += line;
+  }
+  return out;
 }
 
 BwRow bw_summary(const TestState& t, const PerftestOptions& o) {

@@ -117,8 +117,25 @@ void lat_client_step(Side& s, TestState& t, const PerftestOptions& o, TimeNs now
 /// client's k; t.srv_done once all -n marks went both ways and ours completed); SEND: sends
 /// back each ping; READ, atomic: nothing, the responder answers.
 void lat_server_step(Side& s, TestState& t, const PerftestOptions& o, TimeNs now) noexcept;
-/// Fails t if nothing completed for 10 s.
+/// check_progress's limit: a test that completes nothing for this long fails.
+inline constexpr TimeNs kNoProgressNs = 10 * kNsPerSec;
+/// Fails t if nothing completed for kNoProgressNs.
 void check_progress(TestState& t, TimeNs now) noexcept;
+/// Marks the line stall_report prints when the peer stopped on its own (the interop tests'
+/// check_perftest_output.py looks for it).
+inline constexpr const char* kPeerStoppedVerdict = "its requester stopped of its own accord";
+/// The silence after which stall_report calls a peer whose every request was answered
+/// stopped (longer than any retransmission timeout perftest's -u sets by default).
+inline constexpr TimeNs kPeerSilenceNs = 5 * kNsPerSec;
+/// What this side's responders saw of a test that failed: one line per QP of s (the PSN it
+/// expects next, the last one it answered, whether an answer is still to go), when the
+/// peer's last request arrived (`silence_ns` ago) and, when that is kPeerSilenceNs or more
+/// while every QP's responder had answered every PSN it took
+/// (nic::ResponderView::caught_up), a line saying the peer stopped sending on its own:
+/// nothing of it waits for an answer, so its retransmission timer has nothing to resend,
+/// unless a packet was lost on the way and that timeout is longer (Linux 6.1 rxe's requester
+/// can miss its wake-up so; docs/interop.md). Each line starts with `tool`.
+std::string stall_report(const Side& s, const std::string& tool, TimeNs silence_ns);
 
 /// The bandwidth row of a finished test: average = bytes / (last completion - first post);
 /// peak = perftest's (apps/perftest/bw_peak.h: the best rate over any run of consecutive

@@ -72,8 +72,23 @@ void Session::recv(void* p, size_t n, int timeout_ms) {
 
 /// One poll of the port plus what this side owes its peer meanwhile: reposting receives
 /// (SEND), answering pings (latency server). Returns the poll's `now`.
+uint64_t Session::requests_taken() const noexcept {
+  const nic::NicCounters& c = st_->host->counters();
+  uint64_t sum = c.drops[static_cast<int>(nic::RxDrop::kDuplicate)] +
+                 c.drops[static_cast<int>(nic::RxDrop::kPsnOutOfSeq)];
+  for (uint32_t qpn : st_->side.qpns) sum += st_->host->expected_psn(qpn);
+  return sum;
+}
+
 TimeNs Session::service() {
   const TimeNs now = st_->ep->poll();
+  if (now - requests_checked_ns_ >= kNsPerMs) {
+    requests_checked_ns_ = now;
+    if (const uint64_t seen = requests_taken(); seen != requests_seen_) {
+      requests_seen_ = seen;
+      requests_seen_ns_ = now;
+    }
+  }
   if (cm_) cm_step(now);
   if (cm_closing_) return now;
   if (lat_serving_) {
@@ -392,6 +407,10 @@ int Session::run_test() {
     if (t_.failed) {  // perftest exits without closing; the peer sees EOF
       if (!client_) std::fprintf(stderr, "%s: %s\n", o_.tool.c_str(), t_.error.c_str());
       std::fprintf(stderr, "%s", st_->ep->counters_report().c_str());
+      if (!client_ || o_.bidirectional) {  // our responders took the peer's requests
+        const TimeNs idle_ns = st_->ep->now_ns() - requests_seen_ns_;
+        std::fprintf(stderr, "%s", stall_report(st_->side, o_.tool, idle_ns).c_str());
+      }
       return 1;
     }
   }

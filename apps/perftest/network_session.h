@@ -67,6 +67,10 @@ class Session {
   bool count_rx_ = false;     // SEND receiver: record receive completions in t_
   uint32_t srv_size_ = 0;     // latency server: the size whose row is still to be printed
   TimeNs prev_poll_ns_ = 0;   // SEND receiver: the poll before this one
+  // When a request of the peer last reached our responders (stall_report): checked once a
+  // millisecond, from the QPs' expected PSNs and the duplicate and out-of-sequence drops.
+  uint64_t requests_seen_ = 0;
+  TimeNs requests_seen_ns_ = 0, requests_checked_ns_ = 0;
   // -R (perftest's rdma_cm): the side channel's messages are SENDs on an RC QP of their own
   // (comm_qpn_, connected first through the CM agent, as perftest's create_comm_struct and
   // establish_connection), and the data QPs are connected by the same agent afterwards.
@@ -134,6 +138,9 @@ class Session {
   void cm_teardown();
   int run_test();
   TimeNs service();
+  /// Changes whenever a request of the peer reaches one of our responders: the sum of the
+  /// data QPs' expected PSNs and the host's duplicate and out-of-sequence drops.
+  uint64_t requests_taken() const noexcept;
   void setup();
   void run_size(uint32_t size, BwRow& last_row);
   void run_bw_requester();

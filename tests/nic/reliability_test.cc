@@ -477,5 +477,58 @@ TEST(Window, ByteWindowCapsInFlightPayload) {
   }
 }
 
+// The responder's view a stalled peer is diagnosed by (RoceHost::responder_view; the perftest
+// tools' stall_report): caught up only when every PSN it took was answered. A WRITE that
+// completed, then a READ, leave it caught up (the last ACK, then the last READ response);
+// a WRITE whose frames stop arriving after 3 of 8 (none asking for an ACK) leaves 3 PSNs
+// taken and unanswered, and the requester's resends never arrive either.
+TEST(ResponderView, CaughtUpOnlyWhenEveryPsnTakenWasAnswered) {
+  nic::NicParams p;
+  p.mtu_bytes = 1024;
+  HostPair hp(p, 25 * kBpsPerGbps, 2000, 1, {}, 100, 500);
+  nic::ResponderView v = hp.host[1]->responder_view(hp.qpn[1]);
+  EXPECT_EQ(v.expected_psn, 100u);
+  EXPECT_FALSE(v.answered_any);
+  EXPECT_FALSE(v.caught_up()) << "nothing taken: nothing to be caught up on";
+  EXPECT_EQ(hp.host[1]->responder_view(0xABCDEF).expected_psn, 0u) << "no such QP";
+
+  const auto w = hp.write_once(8192, 7, 10'000'000);
+  ASSERT_EQ(w.status, IBV_WC_SUCCESS);
+  v = hp.host[1]->responder_view(hp.qpn[1]);
+  EXPECT_EQ(v.expected_psn, 108u);
+  EXPECT_TRUE(v.answered_any);
+  EXPECT_EQ(v.answered_psn, 107u);
+  EXPECT_FALSE(v.answer_pending);
+  EXPECT_TRUE(v.caught_up());
+
+  std::vector<uint8_t> a(4096, 0), b(4096, 0x5A);
+  const auto amr = hp.reg(0, a), bmr = hp.reg(1, b);
+  ibv_sge rsge{amr.addr, 4096, amr.lkey};
+  ibv_send_wr rd = make_wr(2, IBV_WR_RDMA_READ, &rsge, 1, bmr.addr, bmr.rkey);
+  ASSERT_EQ(hp.host[0]->post_send(hp.qpn[0], &rd, nullptr), 0);
+  std::vector<ibv_wc> wcs;
+  ASSERT_TRUE(hp.wait_wcs(0, 1, wcs, 10'000'000));
+  ASSERT_EQ(wcs[0].status, IBV_WC_SUCCESS);
+  v = hp.host[1]->responder_view(hp.qpn[1]);
+  EXPECT_EQ(v.expected_psn, 112u) << "a READ of 4 responses takes 4 PSNs";
+  EXPECT_EQ(v.answered_psn, 111u) << "its READ_RESPONSE_LAST";
+  EXPECT_TRUE(v.caught_up());
+
+  int frames = 0;
+  hp.wire->set_filter([&](int side, const uint8_t*, uint32_t) { return side == 0 && ++frames > 3; });
+  std::vector<uint8_t> c(8192, 0x33), d(8192, 0);
+  const auto cmr = hp.reg(0, c), dmr = hp.reg(1, d);
+  ibv_sge wsge{cmr.addr, 8192, cmr.lkey};
+  ibv_send_wr wr = make_wr(3, IBV_WR_RDMA_WRITE, &wsge, 1, dmr.addr, dmr.rkey);
+  ASSERT_EQ(hp.host[0]->post_send(hp.qpn[0], &wr, nullptr), 0);
+  hp.wire->run_until([] { return false; }, 200'000'000);  // past several retransmit timeouts
+  EXPECT_GT(hp.host[0]->counters().timeouts, 0u) << "the requester did resend";
+  v = hp.host[1]->responder_view(hp.qpn[1]);
+  EXPECT_EQ(v.expected_psn, 115u);
+  EXPECT_EQ(v.answered_psn, 111u);
+  EXPECT_FALSE(v.answer_pending);
+  EXPECT_FALSE(v.caught_up()) << "3 PSNs taken and never answered";
+}
+
 }  // namespace
 }  // namespace rocemu::test

@@ -82,5 +82,29 @@ TEST(BwSummary, TheBandwidthRowUsesItAndDurationModeReportsNoPeak) {
   EXPECT_EQ(bw_summary(t, o).peak_bytes_per_s, 0.0);
 }
 
+// stall_report (a failed server's diagnosis): after SENDs that all completed, the server's
+// responders answered every PSN they took; the verdict that the peer stopped on its own comes
+// only once nothing arrived for kPeerSilenceNs. A QP that took nothing gets no verdict however
+// long the silence (its peer never started: not a stall).
+TEST(StallReport, ThePeerStoppedOnlyAfterTheSilenceWithEveryPsnAnswered) {
+  const uint32_t size = 4096;
+  LoopbackBench b(options("rocemu_send_bw", {"-n", "20", "-s", "4096"}), size);
+  ASSERT_TRUE(b.run_bw(size, 0).ok);
+  const std::string quiet = stall_report(b.side(1), "tool", kPeerSilenceNs - 1);
+  EXPECT_NE(quiet.find("tool: QP 0x"), std::string::npos) << quiet;
+  EXPECT_NE(quiet.find("last answered 0x"), std::string::npos) << quiet;
+  EXPECT_NE(quiet.find("tool: the peer's last request arrived 5.0 s ago"), std::string::npos)
+      << quiet;
+  EXPECT_EQ(quiet.find(kPeerStoppedVerdict), std::string::npos) << quiet;
+  const std::string stopped = stall_report(b.side(1), "tool", kPeerSilenceNs);
+  EXPECT_NE(stopped.find("tool: the peer sent nothing for 5.0 s"), std::string::npos) << stopped;
+  EXPECT_NE(stopped.find(kPeerStoppedVerdict), std::string::npos) << stopped;
+
+  // The client's responders took nothing (SEND bandwidth: the server answers with ACKs only).
+  const std::string idle = stall_report(b.side(0), "tool", 60 * kNsPerSec);
+  EXPECT_NE(idle.find("answered nothing"), std::string::npos) << idle;
+  EXPECT_EQ(idle.find(kPeerStoppedVerdict), std::string::npos) << idle;
+}
+
 }  // namespace
 }  // namespace rocemu::perftest
