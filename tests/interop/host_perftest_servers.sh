@@ -12,7 +12,7 @@
 # (TCP 18521, 18522; the latency server's exit status is the check).
 set -euo pipefail
 interop="$1" dir="$2" check="$3"
-. "$(dirname "$0")/host_perftest_report.sh"  # serve_report
+. "$(dirname "$0")/host_perftest_report.sh"  # serve_report, serve_stopped
 "$interop" perftest-server --iters 2 --timeout-s 150
 port=18516
 # perftest's SEND server measures no peak (noPeak) and prints 0.00; WRITE/READ servers print
@@ -21,7 +21,7 @@ for verb in send write read; do
   set -- "$dir/rocemu_${verb}_bw" -d "$ROCEMU_IFACE" --roce_ip "$ROCEMU_ENDPOINT_IP" -p "$port" \
     -s 65536 -n 100 --report_gbits --server_wait 60
   if [[ $verb == send ]]; then
-    /usr/bin/python3 "$check" bw-gbits-nopeak "$@"
+    serve_stopped "$check" bw-gbits-nopeak "$@"
   else
     serve_report "$check" bw-gbits "$@"
   fi
@@ -29,8 +29,9 @@ for verb in send write read; do
 done
 "$dir/rocemu_write_lat" -d "$ROCEMU_IFACE" --roce_ip "$ROCEMU_ENDPOINT_IP" -p 18519 -s 64 -n 100 \
   --server_wait 60
-# ib_send_bw -a: 23 sizes with perftest's handshake before and after each.
-/usr/bin/python3 "$check" bw-gbits-all-nopeak "$dir/rocemu_send_bw" -d "$ROCEMU_IFACE" \
+# ib_send_bw -a: 23 sizes with perftest's handshake before and after each. The two SEND
+# servers are served again when the guest's rxe requester stalls (serve_stopped).
+serve_stopped "$check" bw-gbits-all-nopeak "$dir/rocemu_send_bw" -d "$ROCEMU_IFACE" \
   --roce_ip "$ROCEMU_ENDPOINT_IP" -p 18520 -a -n 5 --report_gbits --server_wait 60
 # ib_atomic_bw: 1000 8-byte FETCH_AND_ADDs executed by rocemu's responder (the row is the
 # client's, as perftest's server prints it; bw-rate: a few hundred operations per second

@@ -18,6 +18,11 @@ MODE ...-report (e.g. bw-gbits-report): the row is the client's report, as a per
   coefficient r^2: ... < 0.9" and reports every rate as 0. A row whose rates are all zero
   (bytes and iterations as asked) then exits 4, so that the caller can serve the client's
   retry (tests/interop/host_perftest_report.sh); any other row is checked as in MODE.
+Any bandwidth or latency MODE: a tool that failed saying its peer's requester "stopped of its
+  own accord" (nothing arrived for 5 s or more and everything that had arrived was answered: Linux 6.1
+  rxe's requester can miss its wake-up so) exits 5, so that the caller can serve the client's
+  rerun (tests/interop/host_perftest_report.sh); any other failure exits 1.
+The tool gets 50 s past its --server_wait (default 60) before it counts as hung.
 MODE lat: exit 0, the latency header (exact), one row with #iterations = -n and
   0 < t_min <= t_typical <= t_max, t_min <= t_avg <= t_max, 99% <= 99.9% <= t_max.
 The TOOL may be scripts/testbed/perftest_2host.sh followed by the real tool.
@@ -44,6 +49,23 @@ BW_MIB = (" #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   "
 BW_GB = " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]"
 LAT = (" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
        "t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] ")
+
+
+# bench_roles.h's kPeerStoppedVerdict: a rocemu server's test failed because its peer sent
+# nothing more while everything it had sent was answered (exit 5).
+PEER_STOPPED = "its requester stopped of its own accord"
+
+
+def run_timeout(args):
+    """Seconds a tool may run: a test's 50 after the --server_wait (default here 60) a server
+    may spend waiting for its client."""
+    wait = 60
+    for i, a in enumerate(args):
+        if a == "--server_wait" and i + 1 < len(args):
+            wait = int(args[i + 1])
+        elif a.startswith("--server_wait="):
+            wait = int(a.split("=", 1)[1])
+    return max(wait, 60) + 50
 
 
 def fail(msg, out="", err=""):
@@ -213,7 +235,7 @@ def main():
         fd, json_path = tempfile.mkstemp(suffix=".json", prefix="rocemu-perftest-")
         os.close(fd)
         args = args + ["--out_json=" + json_path]
-    p = subprocess.run([tool] + args, capture_output=True, text=True, timeout=110)
+    p = subprocess.run([tool] + args, capture_output=True, text=True, timeout=run_timeout(args))
     out, err = p.stdout, p.stderr
     if mode == "usage":
         if p.returncode != 2:
@@ -224,6 +246,10 @@ def main():
             fail("a table was printed for a usage error", out, err)
         print("ok: usage error exits 2")
         return
+    if p.returncode != 0 and PEER_STOPPED in err:
+        print("--- stdout\n" + out + "--- stderr\n" + err)
+        print("stopped: the peer stopped sending with everything it sent answered")
+        sys.exit(5)
     if p.returncode != 0:
         fail("exit %d" % p.returncode, out, err)
     report = mode.endswith("-report")
