@@ -84,7 +84,7 @@ TimeNs Session::service() {
   const TimeNs now = st_->ep->poll();
   if (now - requests_checked_ns_ >= kNsPerMs) {
     requests_checked_ns_ = now;
-    if (const uint64_t seen = requests_taken(); seen != requests_seen_) {
+    if (const uint64_t seen = requests_taken(); seen != requests_seen_ || requests_seen_ns_ == 0) {
       requests_seen_ = seen;
       requests_seen_ns_ = now;
     }
@@ -370,12 +370,22 @@ void Session::close() {
   }
 }
 
+void Session::report_failure() {
+  std::fprintf(stderr, "%s", st_->ep->counters_report().c_str());
+  // What our responders took of the peer's requests (a server's, or either side's with -b),
+  // once the test's polling began.
+  if ((!client_ || o_.bidirectional) && requests_seen_ns_ > 0) {
+    const TimeNs silence_ns = st_->ep->now_ns() - requests_seen_ns_;
+    std::fprintf(stderr, "%s", stall_report(st_->side, o_.tool, silence_ns).c_str());
+  }
+}
+
 int Session::run() {
   int rc;
   try {
     rc = run_test();
   } catch (const std::runtime_error&) {
-    if (st_) std::fprintf(stderr, "%s", st_->ep->counters_report().c_str());  // what moved
+    if (st_) report_failure();  // what moved (e.g. a WRITE server whose client's report never came)
     throw;
   }
   cm_teardown();
@@ -406,11 +416,7 @@ int Session::run_test() {
     run_size(size, last_row);
     if (t_.failed) {  // perftest exits without closing; the peer sees EOF
       if (!client_) std::fprintf(stderr, "%s: %s\n", o_.tool.c_str(), t_.error.c_str());
-      std::fprintf(stderr, "%s", st_->ep->counters_report().c_str());
-      if (!client_ || o_.bidirectional) {  // our responders took the peer's requests
-        const TimeNs idle_ns = st_->ep->now_ns() - requests_seen_ns_;
-        std::fprintf(stderr, "%s", stall_report(st_->side, o_.tool, idle_ns).c_str());
-      }
+      report_failure();
       return 1;
     }
   }

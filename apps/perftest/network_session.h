@@ -68,7 +68,8 @@ class Session {
   uint32_t srv_size_ = 0;     // latency server: the size whose row is still to be printed
   TimeNs prev_poll_ns_ = 0;   // SEND receiver: the poll before this one
   // When a request of the peer last reached our responders (stall_report): checked once a
-  // millisecond, from the QPs' expected PSNs and the duplicate and out-of-sequence drops.
+  // millisecond, from the QPs' expected PSNs and the duplicate and out-of-sequence drops;
+  // 0 until the test's polling began.
   uint64_t requests_seen_ = 0;
   TimeNs requests_seen_ns_ = 0, requests_checked_ns_ = 0;
   // -R (perftest's rdma_cm): the side channel's messages are SENDs on an RC QP of their own
@@ -141,6 +142,9 @@ class Session {
   /// Changes whenever a request of the peer reaches one of our responders: the sum of the
   /// data QPs' expected PSNs and the host's duplicate and out-of-sequence drops.
   uint64_t requests_taken() const noexcept;
+  /// A failed test's diagnosis on stderr: the endpoint's counters and, on a side whose
+  /// responders serve the peer, stall_report.
+  void report_failure();
   void setup();
   void run_size(uint32_t size, BwRow& last_row);
   void run_bw_requester();
