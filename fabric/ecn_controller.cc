@@ -136,6 +136,9 @@ void EcnController::finish_step(TimeNs now, int64_t wall_ns, uint64_t missed) {
                  static_cast<long long>(wall_ns),
                  static_cast<unsigned long long>(changed_this_step_),
                  static_cast<unsigned long long>(missed));
+  // A step that decides nothing (a stale snapshot in real time) must not count the previous
+  // step's changes again: it once did, and settings_changed ran ahead of ecn.csv's rows.
+  changed_this_step_ = 0;
   ++intervals_;
 }
 
