@@ -70,8 +70,6 @@ void Session::recv(void* p, size_t n, int timeout_ms) {
   }
 }
 
-/// One poll of the port plus what this side owes its peer meanwhile: reposting receives
-/// (SEND), answering pings (latency server). Returns the poll's `now`.
 uint64_t Session::requests_taken() const noexcept {
   const nic::NicCounters& c = st_->host->counters();
   uint64_t sum = c.drops[static_cast<int>(nic::RxDrop::kDuplicate)] +
@@ -80,6 +78,9 @@ uint64_t Session::requests_taken() const noexcept {
   return sum;
 }
 
+/// One poll of the port plus what this side owes its peer meanwhile: reposting receives
+/// (SEND), answering pings (latency server), noting when a request of the peer last arrived
+/// (once a millisecond). Returns the poll's `now`.
 TimeNs Session::service() {
   const TimeNs now = st_->ep->poll();
   if (now - requests_checked_ns_ >= kNsPerMs) {
