@@ -52,14 +52,19 @@ bool RoceHost::ack_up_to(Qp& qp, uint32_t psn, TimeNs now) noexcept {
       const uint32_t resume = psn_add(w.first_psn, w.read_pkts_done);
       if (psn_diff(psn, w.first_psn) >= 0) {
         una = resume;
-        if (psn_diff(una, qp.una_psn) > 0) {
+        // A rewind done at an older una (a timeout's) does not resend this READ's missing
+        // responses: rewind again whenever una moves.
+        const bool moved = psn_diff(una, qp.una_psn) > 0;
+        if (moved) {
           qp.una_psn = una;
           progress = true;
         }
-        if (!qp.rewound_at_una) rewind_to_una(qp);
+        if (moved || !qp.rewound_at_una) rewind_to_una(qp);
       }
-      if (progress) on_progress(qp, now);
-      return progress;
+      // Before the READ's first PSN, una is psn + 1: every earlier PSN is acknowledged. (It
+      // was left behind, so a NAK naming the READ was taken for one after an incomplete READ
+      // and ignored, or an RNR NAK there left no timer armed.)
+      break;
     }
     if (psn_diff(psn, w.last_psn) < 0) break;
     // Acknowledged in full. After a go-back-N the send position may sit on or before this
@@ -126,7 +131,10 @@ void RoceHost::complete_ack(Qp& qp, const RocePacket& p, TimeNs now) noexcept {
       qp.rewound_at_una = false;
       rewind_to_una(qp);
     }
-    qp.retrans_deadline = kNever;  // re-armed when the resend goes out
+    // The resend re-arms the timer when it goes out. With nothing to send after the wait
+    // (the NAK came after an incomplete READ already resent, or max_rd_atomic holds the
+    // next request back), the local ACK timer stays armed: it recovers the READ.
+    if (requester_has_work(qp)) qp.retrans_deadline = kNever;
     return;
   }
   ++counters_.naks_received;
@@ -174,8 +182,9 @@ SendWqe* RoceHost::response_target(Qp& qp, uint32_t psn) noexcept {
     // when the response belongs to a later one). Go back once to the missing PSN.
     stale();
     if (psn_diff(psn, expected) > 0) {
-      if (psn_diff(expected, qp.una_psn) > 0) qp.una_psn = expected;
-      if (!qp.rewound_at_una) rewind_to_una(qp);
+      const bool moved = psn_diff(expected, qp.una_psn) > 0;  // see ack_up_to()
+      if (moved) qp.una_psn = expected;
+      if (moved || !qp.rewound_at_una) rewind_to_una(qp);
     }
     return nullptr;
   }

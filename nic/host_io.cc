@@ -257,7 +257,8 @@ const char* RoceHost::invariant_violation(const Qp& qp) const noexcept {
   if (qp.sq.head == qp.sq.tail) return nullptr;  // nothing outstanding
   if (qp.sq_send < qp.sq.head || qp.sq_send - qp.sq.head > qp.sq.size())
     return "send position outside the send queue";
-  if (requester_has_work(qp) || qp.rnr_hold_until != 0) return nullptr;
+  // Work to send (perhaps after an RNR wait, which is then a deadline: qp_deadline()).
+  if (requester_has_work(qp)) return nullptr;
   if (qp.retrans_deadline != kNever || local_ack_timeout_ns(qp.timeout) == kNever) return nullptr;
   return "outstanding work with nothing to send and no timer armed";
 }

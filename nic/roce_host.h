@@ -196,7 +196,7 @@ class RoceHost final : public rocemu::Node {
   uint32_t node_index() const noexcept { return node_index_; }
   /// Checks the RC liveness invariants of every QP: sq_psn never behind una_psn, and a QP in
   /// RTS with outstanding send work (and a finite local ACK timeout) either has a packet
-  /// ready to send, an RNR wait, or its retransmit timer armed. Returns "" when they hold,
+  /// to send (perhaps after an RNR wait) or its retransmit timer armed. Returns "" when they hold,
   /// else a description of the first violation (QPN and state). Debug builds also assert
   /// them for every QP an event touched.
   std::string check_invariants() const;
