@@ -7,6 +7,9 @@ Writes DIR/<target>/<sha1> files (emptied first), one per seed, in the input for
 target (its header comment says what byte 0 means):
   fuzz_nic_rx        every RoCEv2 frame of the golden rxe captures (tests/conformance/data),
                      raw (mode 0) and addressed to the victim QP (mode 1)
+  fuzz_nic_requester scripted peers (every message answered, with time passing between, and
+                     the harness's mutator), and the captures' responses (ACK, READ response,
+                     atomic ACK: BTH onward) as raw records after correct answers
   fuzz_switch_rx     every frame of the captures (RoCEv2, TCP, ARP, IPv6), raw or IPv4 fixed
                      up, over the ingress ports in turn; PFC XOFF/XON frames and an 802.3x
                      PAUSE built from the captures' MAC addresses
@@ -31,7 +34,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CAPTURES = os.path.join(ROOT, "tests", "conformance", "data")
-TARGETS = ["fuzz_nic_rx", "fuzz_switch_rx", "fuzz_arp", "fuzz_run_config", "fuzz_cdf",
+TARGETS = ["fuzz_nic_rx", "fuzz_nic_requester", "fuzz_switch_rx", "fuzz_arp", "fuzz_run_config", "fuzz_cdf",
            "fuzz_model_file", "fuzz_perftest_msg", "fuzz_pingpong_msg"]
 ROCE_PORT = 4791
 PFC_DST = bytes.fromhex("0180c2000001")
@@ -76,6 +79,9 @@ def frames(c, captures):
             if UDP in p and p[UDP].dport == ROCE_PORT:
                 for mode in (0, 1):
                     c.add("fuzz_nic_rx", bytes([mode]) + raw)
+                bth = raw[14 + 20 + 8:] if raw[12:14] == b"\x08\x00" else b""
+                if len(bth) >= 12 and 0x0d <= bth[0] <= 0x12:  # READ responses, ACKs
+                    requester_seed(c, bth)
             # Switch: ingress port (bits 0-1) and raw (mode 0) or IPv4 fixed up (mode 1) in
             # turn; byte 1: time step. Dequeue one packet per port after each (bits 4-5 = 1).
             n = c.counts.get("fuzz_switch_rx", 0)
@@ -95,6 +101,25 @@ def frames(c, captures):
         c.add("fuzz_switch_rx", bytes([0x50 | 2 << 2, 2]) + pfc_frame(mac, 0, [0xffff] + [0] * 7, 1))
     # A drain after a burst (bit 7).
     c.add("fuzz_switch_rx", bytes([0x80, 0]) + captures[0][1][0])
+
+
+def requester_seed(c, bth, answered=2):
+    """fuzz_nic_requester: `answered` correct answers, then `bth` (a response's BTH onward,
+    ICRC included: the target reseals it) as a raw record, then one more correct answer."""
+    psn = bytes([0x12, 0x34, 0x56])
+    c.add("fuzz_nic_requester", psn + b"\x00" * answered + b"\x03" + struct.pack("!H", len(bth)) + bth
+          + b"\x00")
+
+
+def requester_scripts(c):
+    """fuzz_nic_requester: whole conversations, from PSNs that wrap during the batch or not."""
+    for psn in (b"\x00\x00\x00", b"\xff\xff\xfc", b"\x7f\xff\xff"):
+        c.add("fuzz_nic_requester", psn + b"\x00" * 9)                    # every message answered
+        c.add("fuzz_nic_requester", psn + b"\x00\x01\x02\x00" * 9)       # answers, time between
+        c.add("fuzz_nic_requester", psn + b"\x01\x08\x00" * 4)           # silence: timeouts
+        for seed in range(8):                                          # the mutator, with answers
+            c.add("fuzz_nic_requester", psn + b"".join(
+                b"\x02" + struct.pack("!Q", seed * 131 + i) + b"\x00" for i in range(6)))
 
 
 def side_channel(c, captures):
@@ -153,6 +178,7 @@ def main():
         print(f"fuzz_corpus.py: no captures in {CAPTURES}", file=sys.stderr)
         return 1
     frames(c, captures)
+    requester_scripts(c)
     side_channel(c, captures)
     files(c)
     empty = [t for t in TARGETS if not c.counts.get(t)]
