@@ -10,6 +10,9 @@ target (its header comment says what byte 0 means):
   fuzz_nic_requester scripted peers (every message answered, with time passing between, and
                      the harness's mutator), and the captures' responses (ACK, READ response,
                      atomic ACK: BTH onward) as raw records after correct answers
+  fuzz_cm            scripted handshakes, rejections and disconnections between the two state
+                     machines, and every CM MAD of the captures (UD to QP1) raw from each side,
+                     and aimed at a live connection
   fuzz_switch_rx     every frame of the captures (RoCEv2, TCP, ARP, IPv6), raw or IPv4 fixed
                      up, over the ingress ports in turn; PFC XOFF/XON frames and an 802.3x
                      PAUSE built from the captures' MAC addresses
@@ -34,7 +37,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CAPTURES = os.path.join(ROOT, "tests", "conformance", "data")
-TARGETS = ["fuzz_nic_rx", "fuzz_nic_requester", "fuzz_switch_rx", "fuzz_arp", "fuzz_run_config", "fuzz_cdf",
+TARGETS = ["fuzz_nic_rx", "fuzz_nic_requester", "fuzz_cm", "fuzz_switch_rx", "fuzz_arp", "fuzz_run_config", "fuzz_cdf",
            "fuzz_model_file", "fuzz_perftest_msg", "fuzz_pingpong_msg"]
 ROCE_PORT = 4791
 PFC_DST = bytes.fromhex("0180c2000001")
@@ -82,6 +85,12 @@ def frames(c, captures):
                 bth = raw[14 + 20 + 8:] if raw[12:14] == b"\x08\x00" else b""
                 if len(bth) >= 12 and 0x0d <= bth[0] <= 0x12:  # READ responses, ACKs
                     requester_seed(c, bth)
+                # A CM MAD: UD SEND ONLY to QP1, the MAD after BTH and DETH.
+                if len(bth) >= 12 + 8 + 256 and bth[0] == 0x64 and bth[5:8] == b"\x00\x00\x01":
+                    mad = bth[20:20 + 256]
+                    for side in (0, 0x80):
+                        c.add("fuzz_cm", bytes([side | 4]) + struct.pack("!H", len(mad)) + mad)
+                        c.add("fuzz_cm", bytes([side | 5]) + mad)
             # Switch: ingress port (bits 0-1) and raw (mode 0) or IPv4 fixed up (mode 1) in
             # turn; byte 1: time step. Dequeue one packet per port after each (bits 4-5 = 1).
             n = c.counts.get("fuzz_switch_rx", 0)
@@ -120,6 +129,20 @@ def requester_scripts(c):
         for seed in range(8):                                          # the mutator, with answers
             c.add("fuzz_nic_requester", psn + b"".join(
                 b"\x02" + struct.pack("!Q", seed * 131 + i) + b"\x00" for i in range(6)))
+
+
+def cm_scripts(c):
+    """fuzz_cm: whole conversations (CmFuzzHarness::step's records)."""
+    to_a, to_b = b"\x00", b"\x80"          # deliver the oldest MAD in flight to A / to B
+    app_a, app_b = b"\x07", b"\x87"        # the application: accept (1), reject (0)
+    wait = b"\x06\x01\x00"                 # 256 x 64 us
+    both = to_b + app_b + b"\x01" + to_a + to_b + to_a + app_a + b"\x01" + to_b + to_a
+    c.add("fuzz_cm", both)                                            # both connect
+    c.add("fuzz_cm", both + app_a + b"\x00" + to_b + to_a + wait)     # then A disconnects
+    c.add("fuzz_cm", to_b + app_b + b"\x00" + to_a + to_a + wait)     # B rejects A's REQ
+    c.add("fuzz_cm", b"\x02\x82" + wait * 8)                          # both REQs lost
+    c.add("fuzz_cm", to_b + app_b + b"\x01" + b"\x02" + wait + to_a + to_b)  # REP lost, resent
+    c.add("fuzz_cm", both + b"\x03\x10\x01\x83\x11\x02" + wait)     # duplicates and garbles
 
 
 def side_channel(c, captures):
@@ -179,6 +202,7 @@ def main():
         return 1
     frames(c, captures)
     requester_scripts(c)
+    cm_scripts(c)
     side_channel(c, captures)
     files(c)
     empty = [t for t in TARGETS if not c.counts.get(t)]
