@@ -115,14 +115,15 @@ def frames(c, captures):
 def requester_seed(c, bth, answered=2):
     """fuzz_nic_requester: `answered` correct answers, then `bth` (a response's BTH onward,
     ICRC included: the target reseals it) as a raw record, then one more correct answer."""
-    psn = bytes([0x12, 0x34, 0x56])
+    psn = bytes([0x12, 0x34, 0x56, 0])  # and the variant byte
     c.add("fuzz_nic_requester", psn + b"\x00" * answered + b"\x03" + struct.pack("!H", len(bth)) + bth
           + b"\x00")
 
 
 def requester_scripts(c):
-    """fuzz_nic_requester: whole conversations, from PSNs that wrap during the batch or not."""
-    for psn in (b"\x00\x00\x00", b"\xff\xff\xfc", b"\x7f\xff\xff"):
+    """fuzz_nic_requester: whole conversations, from PSNs that wrap during the batch or not,
+    in each variant (plain, byte window, paced, both)."""
+    for psn in (b"\x00\x00\x00\x00", b"\xff\xff\xfc\x01", b"\x7f\xff\xff\x02", b"\x00\x10\x00\x03"):
         c.add("fuzz_nic_requester", psn + b"\x00" * 9)                    # every message answered
         c.add("fuzz_nic_requester", psn + b"\x00\x01\x02\x00" * 9)       # answers, time between
         c.add("fuzz_nic_requester", psn + b"\x01\x08\x00" * 4)           # silence: timeouts

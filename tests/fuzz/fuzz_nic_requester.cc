@@ -1,6 +1,7 @@
 // fuzz_nic_requester.cc — libFuzzer target for the RC requester's response path (see
 // requester_fuzz_harness.h): each input starts a fresh QP with a batch of SENDs, WRITEs,
-// READs and atomics outstanding and plays its peer. Bytes 0-2 give the first PSN; then
+// READs and atomics outstanding and plays its peer. Bytes 0-2 give the first PSN, byte 3
+// the variant (bit 0: DCQCN's byte window, one packet in flight; bit 1: a paced QP); then
 // records, each a kind byte and its operands:
 //   kind % 4 == 0  the correct answer to the next message (ACK, READ responses, atomic ACK)
 //   kind % 4 == 1  time passes: 2 bytes, x 16 ns (timers fire, the victim resends)
@@ -33,14 +34,14 @@ rocemu::test::RequesterFuzzHarness& harness() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace rocemu;
-  if (size < 3 || size > 16384) return 0;
+  if (size < 4 || size > 16384) return 0;
   auto& h = harness();
   static TimeNs now = 0;
   now += 1000 * kNsPerUs;  // whatever the last input left armed is long past
   const uint32_t psn = uint32_t{data[0]} << 16 | uint32_t{data[1]} << 8 | data[2];
-  if (std::string e = h.start(psn, now); !e.empty()) fail(e);
+  if (std::string e = h.start(psn, now, data[3] & 3); !e.empty()) fail(e);
   size_t answered = 0;
-  size_t at = 3;
+  size_t at = 4;
   const auto take = [&](size_t n, uint64_t& v) {
     v = 0;
     for (size_t i = 0; i < n; ++i) v = v << 8 | (at < size ? data[at++] : 0);

@@ -100,9 +100,14 @@ class RequesterFuzzHarness {
     return out;
   }
 
+  /// Variants of start(): DCQCN's byte window (one packet in flight at a time), a paced
+  /// QP (the pacing timer beside the retransmit and RNR timers).
+  static constexpr uint8_t kWindow = 1, kPaced = 2;
+
   /// A fresh QP (the previous one destroyed), starting at `sq_psn`, with the standard batch
-  /// of work posted and its first packets drained. Returns "" or what went wrong.
-  std::string start(uint32_t sq_psn, TimeNs now) {
+  /// of work posted and its first packets drained; `variant` ORs kWindow and kPaced.
+  /// Returns "" or what went wrong.
+  std::string start(uint32_t sq_psn, TimeNs now, uint8_t variant = 0) {
     if (qpn_ != 0) host_->destroy_qp(qpn_);
     std::memset(mem_.data(), kGuard, mem_.size());
     for (uint32_t i = 0; i < kSrcBytes; ++i) mem_[src_off_ + i] = static_cast<uint8_t>(i * 13 + 1);
@@ -121,6 +126,8 @@ class RequesterFuzzHarness {
     opt.sq_psn = sq_psn & 0xFFFFFF;
     if (nic::connect_rc(*host_, qpn_, nic::QpInfo{kPeerQpn, 0x100, topo_.node(1).ipv4}, opt) != 0)
       return "connect_rc failed";
+    host_->set_window_bytes(variant & kWindow ? kMtu : 0);
+    host_->set_qp_rate_bps(qpn_, variant & kPaced ? kBpsPerGbps : 0);
     fa_.dqpn = qpn_;
     tmpl_ = nic::make_template(fa_);
     requests_.clear();
@@ -128,6 +135,7 @@ class RequesterFuzzHarness {
     work_.clear();
     sq_psn_ = sq_psn & 0xFFFFFF;
     last_psn_ = sq_psn_;
+    ack_req_psn_ = kNone;
     if (!post_batch()) return "post_send refused work request " + std::to_string(work_.size());
     note_fixed_ranges();
     return drain(now);
@@ -149,11 +157,13 @@ class RequesterFuzzHarness {
       ++request_packets_;
       // Each message once (a retransmission is not recorded again), in PSN order from the
       // QP's first; last_psn_ is the highest PSN sent.
-      const uint32_t dist = (p.psn - sq_psn_) & 0xFFFFFF;
-      if (dist >= ((last_psn_ - sq_psn_) & 0xFFFFFF)) last_psn_ = p.psn;
+      if (dist(p.psn) >= dist(last_psn_)) last_psn_ = p.psn;
+      if (p.ack_req && (p.op_flags & (nic::kOpSend | nic::kOpWrite)) &&
+          (ack_req_psn_ == kNone || dist(p.psn) > dist(ack_req_psn_)))
+        ack_req_psn_ = p.psn;
       if (!(p.op_flags & nic::kOpFirst)) continue;
       auto it = requests_.begin();
-      while (it != requests_.end() && ((it->psn - sq_psn_) & 0xFFFFFF) < dist) ++it;
+      while (it != requests_.end() && dist(it->psn) < dist(p.psn)) ++it;
       if (it == requests_.end() || it->psn != p.psn) requests_.insert(it, Request{p.psn, p.opcode, p.dma_len});
     }
     return "";
@@ -235,13 +245,13 @@ class RequesterFuzzHarness {
       case 0: psn = static_cast<uint32_t>(r.next()); break;                     // anywhere
       case 1: psn = psn - 1 - static_cast<uint32_t>(r.below(4)); break;         // behind
       case 2: psn = psn + static_cast<uint32_t>(r.below(8)); break;             // inside a message
-      case 3: psn = last_psn_ + static_cast<uint32_t>(r.below(3)); break;       // the newest
+      case 3: psn = last_psn_ - static_cast<uint32_t>(r.below(3)); break;       // the newest sent
       default: break;
     }
     psn &= 0xFFFFFF;
     static constexpr uint8_t kSyndromes[] = {0x00, 0x1f, 0x05, 0x20, 0x21, 0x3f, 0x60, 0x61,
                                              0x62, 0x63, 0x64, 0x65, 0x40, 0x80, 0xe0, 0x9f};
-    const uint8_t syndrome = r.below(2) ? kSyndromes[r.below(2)] : kSyndromes[r.below(sizeof kSyndromes)];
+    uint8_t syndrome = r.below(2) ? kSyndromes[r.below(2)] : kSyndromes[r.below(sizeof kSyndromes)];
     const uint32_t msn = r.below(3) ? static_cast<uint32_t>(r.below(12)) : static_cast<uint32_t>(r.next());
     uint8_t op;
     uint32_t payload = 0;
@@ -258,6 +268,11 @@ class RequesterFuzzHarness {
         op = kOthers[r.below(sizeof kOthers)];
         break;
       }
+    }
+    if (op == kRcAcknowledge && r.below(4) == 0) {
+      // An RNR NAK or a sequence NAK at the newest PSN sent: the NAKs a responder sends most.
+      psn = last_psn_;
+      syndrome = r.below(2) ? static_cast<uint8_t>(0x20 | r.below(32)) : uint8_t{0x60};
     }
     if (op >= kRcReadResponseFirst && op <= kRcReadResponseOnly && r.below(4) == 0)
       payload = static_cast<uint32_t>(r.below(2 * kMtu + 8));  // a wrong length
@@ -279,31 +294,42 @@ class RequesterFuzzHarness {
     return f;
   }
 
-  /// The answer a correct responder gives the oldest request not yet answered in this
-  /// sequence (`answered` counts them): an ACK of a SEND or WRITE's last packet, every
-  /// response packet of a READ, or an atomic ACK. Empty when nothing is left to answer.
-  std::vector<std::vector<uint8_t>> correct_answer(size_t& answered, uint64_t data) const {
+  /// The answer a correct responder gives the oldest message not yet answered in this
+  /// sequence (`answered` counts them; message i is work request i): an ACK of a SEND or
+  /// WRITE's last packet once it was sent, every response packet of a READ, or an atomic ACK.
+  /// Empty when that message has not been sent in full yet.
+  std::vector<std::vector<uint8_t>> correct_answer(size_t& answered, uint64_t data) {
     using namespace wire;
     std::vector<std::vector<uint8_t>> out;
-    if (answered >= requests_.size()) return out;
-    const Request& q = requests_[answered++];
+    if (answered >= requests_.size() || answered >= work_.size()) return out;
+    const Request& q = requests_[answered];
+    const uint32_t len = work_[answered].length;
+    const uint32_t npkts = len == 0 ? 1 : (len + kMtu - 1) / kMtu;
     const nic::OpInfo& info = nic::op_info(q.opcode);
     if (info.flags & nic::kOpRead) {
-      const uint32_t n = q.dma_len == 0 ? 1 : (q.dma_len + kMtu - 1) / kMtu;
-      for (uint32_t i = 0; i < n; ++i) {
-        const uint8_t op = n == 1 ? kRcReadResponseOnly
+      for (uint32_t i = 0; i < npkts; ++i) {
+        const uint8_t op = npkts == 1 ? kRcReadResponseOnly
                            : i == 0 ? kRcReadResponseFirst
-                           : i + 1 == n ? kRcReadResponseLast : kRcReadResponseMiddle;
-        const uint32_t len = i + 1 < n ? kMtu : q.dma_len - i * kMtu;
-        out.push_back(frame(op, (q.psn + i) & 0xFFFFFF, 0x1f, 1, len, data + i));
+                           : i + 1 == npkts ? kRcReadResponseLast : kRcReadResponseMiddle;
+        const uint32_t n = i + 1 < npkts ? kMtu : len - i * kMtu;
+        out.push_back(frame(op, (q.psn + i) & 0xFFFFFF, 0x1f, 1, n, data + i));
       }
     } else if (info.flags & nic::kOpAtomic) {
       out.push_back(frame(kRcAtomicAcknowledge, q.psn, 0x1f, 1, 0, data));
     } else {
-      // The message's last packet: the one before the next message's first, or the last sent.
-      const uint32_t last = answered < requests_.size() ? (requests_[answered].psn - 1) & 0xFFFFFF : last_psn_;
+      const uint32_t last = (q.psn + npkts - 1) & 0xFFFFFF;
+      if (dist(last_psn_) < dist(last)) {
+        // Not all sent: a packet that asked for an ACK (the one that filled the window) gets
+        // one, as from a responder.
+        if (ack_req_psn_ != kNone && dist(ack_req_psn_) >= dist(q.psn)) {
+          out.push_back(frame(kRcAcknowledge, ack_req_psn_, 0x1f, 1, 0, data));
+          ack_req_psn_ = kNone;
+        }
+        return out;
+      }
       out.push_back(frame(kRcAcknowledge, last, 0x1f, 1, 0, data));
     }
+    ++answered;
     return out;
   }
 
@@ -339,6 +365,10 @@ class RequesterFuzzHarness {
 
  private:
   static constexpr uint32_t kPeerQpn = 0x99;
+  static constexpr uint32_t kNone = 0xFFFFFFFF;
+
+  /// PSNs in sending order: how far `psn` is from the QP's first.
+  uint32_t dist(uint32_t psn) const { return (psn - sq_psn_) & 0xFFFFFF; }
   static constexpr int kMaxFramesPerDrain = 4096;
   static constexpr int kMaxFinishSteps = 10000;
 
@@ -439,6 +469,7 @@ class RequesterFuzzHarness {
   uint32_t mem_bytes_ = 0, src_off_ = 0, read_off_[kNumReadAreas]{}, atomic_off_[kNumAtomicAreas]{};
   std::unique_ptr<nic::RoceHost> host_;
   uint32_t pd_ = 0, cq_ = 0, qpn_ = 0, sq_psn_ = 0, last_psn_ = 0;
+  uint32_t ack_req_psn_ = kNone;  // the newest SEND/WRITE packet that asked for an ACK
   uint64_t request_packets_ = 0;
   nic::MrInfo mr_;
   nic::FrameAddress fa_;
