@@ -5,6 +5,11 @@
 // guards are intact (no write outside the region), every frame is either counted as a drop
 // or consumed by a role, the output drains (bounded), and the QP still answers an
 // in-sequence WRITE with an ACK (never wedged) unless it legitimately went to ERR.
+// The victim also has a UC QP and a UD QP, each with receives posted into buffers that have
+// guard bytes between them (their own region): UC SENDs and WRITEs and UD SENDs (DETH,
+// the GRH space) reach their placement code, and nothing outside a receive's buffer, or the
+// region a WRITE names, is written; their receives are posted again as they complete, and
+// each completion's length fits its buffer.
 #pragma once
 
 #include <rte_mbuf.h>
@@ -29,7 +34,14 @@ class RxFuzzHarness {
   static constexpr uint32_t kGuardBytes = 4096;
   static constexpr uint8_t kGuard = 0xA5;
 
-  RxFuzzHarness() : mem_(kGuardBytes * 2 + kRegionBytes, kGuard) {
+  // The UC and UD QPs' receive buffers: kRecvBufs of kRecvBytes each (a UD one holds the
+  // 40-byte GRH and an MTU), a guard of kRecvGuard after each, in their own region.
+  static constexpr uint32_t kRecvBytes = 40 + 1024;
+  static constexpr uint32_t kRecvGuard = 64;
+  static constexpr uint32_t kRecvBufs = 4;  // two per QP
+  static constexpr uint32_t kQkey = 0x11111111;
+
+  RxFuzzHarness() : mem_(kGuardBytes * 2 + kRegionBytes, kGuard), rq_mem_(kRecvBufs * (kRecvBytes + kRecvGuard), kGuard) {
     topo_.add_node("victim", NodeKind::kHost);
     topo_.add_node("peer", NodeKind::kHost);
     topo_.add_link(0, 1, 25 * kBpsPerGbps, 1000);
@@ -66,10 +78,15 @@ class RxFuzzHarness {
     fa.dqpn = qpn_;
     fa.udp_sport = 0xC123;
     tmpl_ = nic::make_template(fa);
+    add_unreliable_qps(pd);
   }
 
   nic::RoceHost& host() { return *host_; }
   uint32_t qpn() const { return qpn_; }
+  uint32_t uc_qpn() const { return uc_qpn_; }
+  uint32_t ud_qpn() const { return ud_qpn_; }
+  /// Receive completions of the UC and UD QPs so far (their buffers posted again).
+  uint64_t unreliable_receives() const { return unreliable_receives_; }
   const nic::MrInfo& mr() const { return mr_; }
 
   /// A well-formed request frame to the victim QP (ICRC sealed).
@@ -105,6 +122,7 @@ class RxFuzzHarness {
   /// Drains the victim's output (bounded); returns the frames sent.
   std::vector<std::vector<uint8_t>> drain(TimeNs now, int max_frames = 4096) {
     std::vector<std::vector<uint8_t>> out;
+    reap();
     if (host_->next_deadline() <= now) host_->on_timer(now);
     while (static_cast<int>(out.size()) < max_frames) {
       rte_mbuf* m = host_->tx(0, now);
@@ -119,7 +137,10 @@ class RxFuzzHarness {
   bool guards_intact() const {
     for (uint32_t i = 0; i < kGuardBytes; ++i)
       if (mem_[i] != kGuard || mem_[kGuardBytes + kRegionBytes + i] != kGuard) return false;
-    return true;
+    for (uint32_t b = 0; b < kRecvBufs; ++b)
+      for (uint32_t i = 0; i < kRecvGuard; ++i)
+        if (rq_mem_[b * (kRecvBytes + kRecvGuard) + kRecvBytes + i] != kGuard) return false;
+    return !bad_completion_;
   }
 
   /// Not wedged: an in-sequence WRITE ONLY inside the region is written and ACKed. Returns
@@ -150,6 +171,11 @@ class RxFuzzHarness {
   /// ICRC valid (so deeper checks run) or not.
   std::vector<uint8_t> mutated_frame(Rng& r) const {
     using namespace wire;
+    switch (r.below(4)) {
+      case 0: return unreliable_frame(r, true);
+      case 1: return unreliable_frame(r, false);
+      default: break;
+    }
     static constexpr uint8_t kOps[] = {kRcWriteFirst, kRcWriteMiddle, kRcWriteLast,
                                        kRcWriteOnly,  kRcWriteOnlyImm, kRcReadRequest,
                                        kRcSendFirst,  kRcSendOnly,    kRcSendLastImm,
@@ -197,8 +223,115 @@ class RxFuzzHarness {
   }
 
  private:
+  void add_unreliable_qps(uint32_t pd) {
+    rq_mr_ = host_->reg_mr(pd, rq_mem_.data(), rq_mem_.size(), IBV_ACCESS_LOCAL_WRITE);
+    for (ibv_qp_type type : {IBV_QPT_UC, IBV_QPT_UD}) {
+      nic::QpInitAttr a;
+      a.qp_type = type;
+      a.pd = pd;
+      a.send_cq = a.recv_cq = cq_;
+      a.max_send_wr = a.max_recv_wr = 16;
+      const uint32_t q = host_->create_qp(a);
+      if (type == IBV_QPT_UC) {
+        nic::ConnectOptions opt;
+        opt.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+        nic::connect_rc(*host_, q, nic::QpInfo{0x78, 0x200, peer_ip_}, opt);
+        uc_qpn_ = q;
+      } else {
+        ibv_qp_attr at{};
+        at.qp_state = IBV_QPS_INIT;
+        at.qkey = kQkey;
+        host_->modify_qp(q, at, IBV_QP_STATE | IBV_QP_QKEY);
+        at = {};
+        at.qp_state = IBV_QPS_RTR;
+        host_->modify_qp(q, at, IBV_QP_STATE);
+        at = {};
+        at.qp_state = IBV_QPS_RTS;
+        at.sq_psn = 1;
+        host_->modify_qp(q, at, IBV_QP_STATE | IBV_QP_SQ_PSN);
+        ud_qpn_ = q;
+      }
+    }
+    for (uint32_t b = 0; b < kRecvBufs; ++b) post_unreliable_recv(b);
+  }
+
+  // Buffers 0 and 1 are the UC QP's, 2 and 3 the UD QP's; wr_id = kRecvWrId + buffer.
+  static constexpr uint64_t kRecvWrId = 0x5000;
+  void post_unreliable_recv(uint32_t b) {
+    ibv_sge sge{rq_mr_.addr + b * (kRecvBytes + kRecvGuard), kRecvBytes, rq_mr_.lkey};
+    ibv_recv_wr rw{};
+    rw.wr_id = kRecvWrId + b;
+    rw.sg_list = &sge;
+    rw.num_sge = 1;
+    host_->post_recv(b < 2 ? uc_qpn_ : ud_qpn_, &rw, nullptr);
+  }
+
+  /// Takes the CQ's completions: a UC or UD receive is checked (its length fits its buffer;
+  /// a UD one holds the GRH) and its buffer posted again.
+  void reap() {
+    ibv_wc wc[16];
+    for (int n; (n = host_->poll_cq(cq_, 16, wc)) > 0;)
+      for (int i = 0; i < n; ++i) {
+        if (wc[i].wr_id < kRecvWrId || wc[i].wr_id >= kRecvWrId + kRecvBufs) continue;
+        const auto b = static_cast<uint32_t>(wc[i].wr_id - kRecvWrId);
+        if (wc[i].status == IBV_WC_SUCCESS) {
+          ++unreliable_receives_;
+          if (wc[i].byte_len > kRecvBytes || (b >= 2 && wc[i].byte_len < 40)) bad_completion_ = true;
+        }
+        if (wc[i].status != IBV_WC_WR_FLUSH_ERR) post_unreliable_recv(b);
+      }
+  }
+
+  /// A UC request (SEND or WRITE, any position, PSN near the expected one, WRITEs into the
+  /// region, past it or with a wrong rkey) or a UD SEND (right or wrong Q_Key, any length).
+  std::vector<uint8_t> unreliable_frame(Rng& r, bool uc) const {
+    using namespace wire;
+    uint8_t op;
+    uint32_t dqpn, psn;
+    if (uc) {
+      static constexpr uint8_t kOps[] = {kRcSendFirst, kRcSendMiddle, kRcSendLast, kRcSendOnly,
+                                         kRcSendLastImm, kRcSendOnlyImm, kRcWriteFirst, kRcWriteMiddle,
+                                         kRcWriteLast, kRcWriteLastImm, kRcWriteOnly, kRcWriteOnlyImm};
+      op = nic::uc_opcode(kOps[r.below(sizeof kOps)]);
+      dqpn = uc_qpn_;
+      psn = host_->expected_psn(uc_qpn_);
+      if (r.below(2)) psn += static_cast<uint32_t>(r.below(3)) - 1;  // a gap, or one behind
+    } else {
+      op = r.below(2) ? nic::kUdSendOnly : nic::kUdSendOnlyImm;
+      dqpn = ud_qpn_;
+      psn = static_cast<uint32_t>(r.next());
+    }
+    uint32_t payload = static_cast<uint32_t>(r.below(r.below(4) == 0 ? 1100 : 1025));
+    if (r.below(6) == 0) payload = static_cast<uint32_t>(r.below(kRecvBytes + 64));
+    // A FIRST or MIDDLE carries a whole MTU (else it is refused before any placement).
+    if (!(nic::op_info(op).flags & nic::kOpLast) && r.below(4) != 0) payload = 1024;
+    uint64_t va = mr_.addr + r.below(kRegionBytes);
+    if (r.below(5) == 0) va = mr_.addr + kRegionBytes - r.below(64);
+    const uint32_t rkey = r.below(6) == 0 ? mr_.rkey ^ 0x100 : mr_.rkey;
+    auto f = request(op, psn & 0xFFFFFF, va, rkey, static_cast<uint32_t>(r.below(3000)), payload, false);
+    auto* bth = reinterpret_cast<Bth*>(f.data() + kBthOff);
+    bth->set_dqpn(dqpn);
+    if (!uc) {  // DETH: the Q_Key (usually ours) and the source QP
+      uint8_t* deth = f.data() + kBthOff + sizeof(Bth);
+      detail::put32(deth, r.below(5) == 0 ? static_cast<uint32_t>(r.next()) : kQkey);
+      detail::put32(deth + 4, static_cast<uint32_t>(r.below(0x1000000)));
+    }
+    nic::seal_frame(f.data());
+    switch (r.below(6)) {
+      case 0: f.resize(r.below(f.size() + 1)); break;  // truncated
+      case 1: f[r.below(f.size())] ^= 0x04; break;     // bad ICRC (or header)
+      default: break;
+    }
+    return f;
+  }
+
   Topology topo_;
   std::vector<uint8_t> mem_;
+  std::vector<uint8_t> rq_mem_;
+  nic::MrInfo rq_mr_;
+  uint32_t uc_qpn_ = 0, ud_qpn_ = 0;
+  uint64_t unreliable_receives_ = 0;
+  bool bad_completion_ = false;
   std::unique_ptr<nic::RoceHost> host_;
   uint32_t qpn_ = 0, cq_ = 0, peer_ip_ = 0;
   nic::MrInfo mr_;

@@ -1,8 +1,9 @@
 // rx_fuzz_test.cc — a seeded corpus of bad packets against the receive path (see
 // rx_fuzz_harness.h): truncated, garbled, oversized, bad ICRC, wrong QPN, PSN far outside
-// the window, rkey violations, READ past the end of the region. Every one is counted or
-// handled, NAKed where the spec says, memory outside the region is never written, and the
-// QP keeps answering.
+// the window, rkey violations, READ past the end of the region, and UC and UD frames to the
+// victim's UC and UD QPs. Every one is counted or handled, NAKed where the spec says, memory
+// outside the region and outside each receive buffer is never written, and the RC QP keeps
+// answering.
 #include <gtest/gtest.h>
 
 #include "tests/nic/rx_fuzz_harness.h"
@@ -32,9 +33,11 @@ TEST(RxFuzz, SeededCorpusNeverCorruptsMemoryNorWedgesTheQp) {
   for (nic::RxDrop d : {nic::RxDrop::kTruncated, nic::RxDrop::kIcrc, nic::RxDrop::kUnknownQp,
                         nic::RxDrop::kPsnOutOfSeq, nic::RxDrop::kDuplicate,
                         nic::RxDrop::kRemoteAccess, nic::RxDrop::kInvalidRequest,
-                        nic::RxDrop::kStaleResponse})
+                        nic::RxDrop::kStaleResponse, nic::RxDrop::kQkeyMismatch,
+                        nic::RxDrop::kUcMessageDropped})
     EXPECT_GT(c.drops[static_cast<int>(d)], 0u) << nic::rx_drop_name(d);
   EXPECT_GT(c.naks_sent, 0u);
+  EXPECT_GT(h.unreliable_receives(), 100u) << "UC and UD SENDs placed";
 }
 
 TEST(RxFuzz, ReadPastTheEndIsNakedWithRemoteAccessError) {
