@@ -69,23 +69,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       default: {
         take(2, v);
         const size_t n = static_cast<size_t>(v) < size - at ? static_cast<size_t>(v) : size - at;
-        auto f = h.frame(wire::kRcAcknowledge, 0, 0, 0, 0, 0);
-        f.resize(wire::kBthOff);
+        const auto peer = h.frame(wire::kRcAcknowledge, 0, 0, 0, 0, 0);
+        std::vector<uint8_t> f(peer.begin(), peer.begin() + wire::kBthOff);
         f.insert(f.end(), data + at, data + at + n);
         at += n;
-        if (f.size() >= wire::kRoceHeadersBytes + 4) {
-          const uint32_t ip_len = static_cast<uint32_t>(f.size()) - wire::kIpOff;
-          auto* ip = reinterpret_cast<wire::Ipv4*>(f.data() + wire::kIpOff);
-          ip->set_total_length(static_cast<uint16_t>(ip_len));
-          ip->set_checksum(ip->compute_checksum());
-          reinterpret_cast<wire::Udp*>(f.data() + wire::kUdpOff)
-              ->set_length(static_cast<uint16_t>(ip_len - sizeof(wire::Ipv4)));
-          auto* bth = reinterpret_cast<wire::Bth*>(f.data() + wire::kBthOff);
-          bth->set_pkey(0xFFFF);
-          bth->set_dqpn(h.qpn());
-          bth->flags &= 0xf0;  // TVer 0
-          nic::seal_frame(f.data());
-        }
+        test::readdress(f, peer, h.qpn());
         e = h.deliver(f.data(), static_cast<uint32_t>(f.size()), now);
         break;
       }

@@ -27,21 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint8_t> f(data + 1, data + size);
   switch (data[0] % 3) {
     case 1:
-      if (f.size() >= wire::kRoceHeadersBytes + 4) {
-        const auto good = h.request(wire::kRcSendOnly, 0, 0, 0, 0, 0);
-        std::memcpy(f.data(), good.data(), wire::kBthOff);  // Eth/IP/UDP of the peer
-        const uint32_t ip_len = static_cast<uint32_t>(f.size()) - wire::kIpOff;
-        auto* ip = reinterpret_cast<wire::Ipv4*>(f.data() + wire::kIpOff);
-        ip->set_total_length(static_cast<uint16_t>(ip_len));
-        ip->set_checksum(ip->compute_checksum());
-        reinterpret_cast<wire::Udp*>(f.data() + wire::kUdpOff)
-            ->set_length(static_cast<uint16_t>(ip_len - sizeof(wire::Ipv4)));
-        auto* bth = reinterpret_cast<wire::Bth*>(f.data() + wire::kBthOff);
-        bth->set_pkey(0xFFFF);
-        bth->set_dqpn(h.qpn());
-        bth->flags &= 0xf0;  // TVer 0
-        nic::seal_frame(f.data());
-      }
+      test::readdress(f, h.request(wire::kRcSendOnly, 0, 0, 0, 0, 0), h.qpn());
       break;
     case 2: {
       uint64_t seed = 0;

@@ -30,6 +30,7 @@
 #include "nic/opcode_table.h"
 #include "nic/packet.h"
 #include "nic/roce_host.h"
+#include "tests/nic/frame_mutations.h"
 #include "tests/support/eal_env.h"
 
 namespace rocemu::test {
@@ -278,15 +279,7 @@ class RequesterFuzzHarness {
       payload = static_cast<uint32_t>(r.below(2 * kMtu + 8));  // a wrong length
     auto f = frame(op, psn, syndrome, msn, payload, r.next());
     switch (r.below(8)) {
-      case 0: {  // garble a few bytes, ICRC resealed so the garbage reaches the requester
-        const int k = 1 + static_cast<int>(r.below(4));
-        for (int i = 0; i < k; ++i) f[r.below(f.size())] = static_cast<uint8_t>(r.next());
-        if (f.size() >= kRoceHeadersBytes + 4 && f[12] == 0x08 && f[13] == 0x00) {
-          const uint32_t tl = uint32_t{f[16]} << 8 | f[17];
-          if (kIpOff + tl <= f.size() && tl >= 32) nic::seal_frame(f.data());
-        }
-        break;
-      }
+      case 0: garble_resealed(f, r); break;  // the garbage reaches the requester
       case 1: f.resize(r.below(f.size() + 1)); break;  // truncated
       case 2: f[r.below(f.size())] ^= 0x10; break;     // bad ICRC (or header)
       default: break;

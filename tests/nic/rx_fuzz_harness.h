@@ -24,6 +24,7 @@
 #include "nic/opcode_table.h"
 #include "nic/packet.h"
 #include "nic/roce_host.h"
+#include "tests/nic/frame_mutations.h"
 #include "tests/support/eal_env.h"
 
 namespace rocemu::test {
@@ -203,15 +204,7 @@ class RxFuzzHarness {
     }
     auto f = request(op, psn, va, rkey, dma_len, payload, r.below(2));
     switch (r.below(5)) {
-      case 0: {  // garble a few bytes, ICRC resealed so the garbage reaches the roles
-        const int k = 1 + static_cast<int>(r.below(4));
-        for (int i = 0; i < k; ++i) f[r.below(f.size())] = static_cast<uint8_t>(r.next());
-        if (f.size() >= kRoceHeadersBytes + 4 && f[12] == 0x08 && f[13] == 0x00) {
-          const uint32_t tl = uint32_t{f[16]} << 8 | f[17];
-          if (kIpOff + tl <= f.size() && tl >= 32) nic::seal_frame(f.data());
-        }
-        break;
-      }
+      case 0: garble_resealed(f, r); break;  // the garbage reaches the roles
       case 1: f.resize(r.below(f.size() + 1)); break;           // truncated
       case 2: f[r.below(f.size())] ^= 0x20; break;              // bad ICRC (or header)
       case 3: reinterpret_cast<Bth*>(f.data() + kBthOff)->set_dqpn(qpn_ + 1 + r.below(3));
