@@ -41,8 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   h.deliver(f.data(), static_cast<uint32_t>(f.size()), now);
   h.drain(now);
-  if (!h.guards_intact()) {
-    std::fprintf(stderr, "fuzz_nic_rx: write outside the registered region\n");
+  if (const std::string d = h.damage(); !d.empty()) {
+    std::fprintf(stderr, "fuzz_nic_rx: %s\n", d.c_str());
     std::abort();
   }
   if (++runs % 64 == 0 && !h.answers_in_sequence_write(now)) {

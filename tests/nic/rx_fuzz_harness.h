@@ -14,9 +14,11 @@
 
 #include <rte_mbuf.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "common/rng.h"
@@ -135,18 +137,26 @@ class RxFuzzHarness {
     return out;
   }
 
-  bool guards_intact() const {
-    for (uint32_t i = 0; i < kGuardBytes; ++i)
-      if (mem_[i] != kGuard || mem_[kGuardBytes + kRegionBytes + i] != kGuard) return false;
+  bool guards_intact() const { return damage().empty(); }
+
+  /// "" when no guard byte changed and every UC/UD receive completion fit its buffer, else
+  /// what did not.
+  std::string damage() const {
+    for (uint32_t i = 0; i < kGuardBytes; ++i) {
+      if (mem_[i] != kGuard) return "guard byte " + std::to_string(i) + " before the region written";
+      if (mem_[kGuardBytes + kRegionBytes + i] != kGuard)
+        return "guard byte " + std::to_string(i) + " after the region written";
+    }
     for (uint32_t b = 0; b < kRecvBufs; ++b)
       for (uint32_t i = 0; i < kRecvGuard; ++i)
-        if (rq_mem_[b * (kRecvBytes + kRecvGuard) + kRecvBytes + i] != kGuard) return false;
-    return !bad_completion_;
+        if (rq_mem_[b * (kRecvBytes + kRecvGuard) + kRecvBytes + i] != kGuard)
+          return "guard byte " + std::to_string(i) + " after receive buffer " + std::to_string(b) + " written";
+    return bad_completion_;
   }
 
   /// Not wedged: an in-sequence WRITE ONLY inside the region is written and ACKed. Returns
   /// true also when the QP is in ERR (a legitimate end state it reports).
-  bool answers_in_sequence_write(TimeNs now) {
+  bool answers_in_sequence_write(TimeNs& now) {
     drain(now);
     if (host_->qp_state(qpn_) == IBV_QPS_ERR) return true;
     const uint32_t psn = host_->expected_psn(qpn_);
@@ -155,15 +165,23 @@ class RxFuzzHarness {
     // wedged" means.
     const auto f = request(wire::kRcWriteOnly, psn, mr_.addr + 100, mr_.rkey, 64, 64);
     deliver(f.data(), static_cast<uint32_t>(f.size()), now);
-    for (const auto& out : drain(now)) {
-      nic::RocePacket p;
-      auto copy = out;
-      if (nic::parse_roce(copy.data(), static_cast<uint32_t>(copy.size()), p) != nic::RxDrop::kNone)
-        continue;
-      // ACK, or the invalid-request NAK a WRITE ONLY gets inside an unfinished message.
-      if (p.opcode == wire::kRcAcknowledge && p.psn == psn &&
-          (p.syndrome == 0x1f || p.syndrome == 0x61))
-        return true;
+    // A PFC pause (an input may be a PFC frame) holds the answer back until it ends: time
+    // passes (`now` moves on) to the end of the pauses, and the answer must then come.
+    for (int wait = 0; wait < 2; ++wait) {
+      for (const auto& out : drain(now)) {
+        nic::RocePacket p;
+        auto copy = out;
+        if (nic::parse_roce(copy.data(), static_cast<uint32_t>(copy.size()), p) != nic::RxDrop::kNone)
+          continue;
+        // ACK, or the invalid-request NAK a WRITE ONLY gets inside an unfinished message.
+        if (p.opcode == wire::kRcAcknowledge && p.psn == psn &&
+            (p.syndrome == 0x1f || p.syndrome == 0x61))
+          return true;
+      }
+      TimeNs end = now;
+      for (uint8_t prio = 0; prio < 8; ++prio) end = std::max(end, host_->paused_until(prio));
+      if (end == now) break;
+      now = end;
     }
     return false;
   }
@@ -259,8 +277,8 @@ class RxFuzzHarness {
     host_->post_recv(b < 2 ? uc_qpn_ : ud_qpn_, &rw, nullptr);
   }
 
-  /// Takes the CQ's completions: a UC or UD receive is checked (its length fits its buffer;
-  /// a UD one holds the GRH) and its buffer posted again.
+  /// Takes the CQ's completions: a UC or UD receive is checked (a SEND's length fits its
+  /// buffer; a UD one holds the GRH) and its buffer posted again.
   void reap() {
     ibv_wc wc[16];
     for (int n; (n = host_->poll_cq(cq_, 16, wc)) > 0;)
@@ -269,7 +287,12 @@ class RxFuzzHarness {
         const auto b = static_cast<uint32_t>(wc[i].wr_id - kRecvWrId);
         if (wc[i].status == IBV_WC_SUCCESS) {
           ++unreliable_receives_;
-          if (wc[i].byte_len > kRecvBytes || (b >= 2 && wc[i].byte_len < 40)) bad_completion_ = true;
+          // A SEND's length is what it placed in the buffer; a WRITE with immediate's
+          // (IBV_WC_RECV_RDMA_WITH_IMM) is the WRITE's, which the buffer does not hold.
+          if (wc[i].opcode == IBV_WC_RECV && (wc[i].byte_len > kRecvBytes || (b >= 2 && wc[i].byte_len < 40)) &&
+              bad_completion_.empty())
+            bad_completion_ = "receive buffer " + std::to_string(b) + " completed with " +
+                              std::to_string(wc[i].byte_len) + " bytes";
         }
         if (wc[i].status != IBV_WC_WR_FLUSH_ERR) post_unreliable_recv(b);
       }
@@ -324,7 +347,7 @@ class RxFuzzHarness {
   nic::MrInfo rq_mr_;
   uint32_t uc_qpn_ = 0, ud_qpn_ = 0;
   uint64_t unreliable_receives_ = 0;
-  bool bad_completion_ = false;
+  std::string bad_completion_;
   std::unique_ptr<nic::RoceHost> host_;
   uint32_t qpn_ = 0, cq_ = 0, peer_ip_ = 0;
   nic::MrInfo mr_;

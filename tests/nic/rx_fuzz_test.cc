@@ -21,7 +21,7 @@ TEST(RxFuzz, SeededCorpusNeverCorruptsMemoryNorWedgesTheQp) {
     h.deliver(f.data(), static_cast<uint32_t>(f.size()), now);
     now += 500;
     if (i % 50 == 49) {
-      ASSERT_TRUE(h.guards_intact()) << "after input " << i;
+      ASSERT_EQ(h.damage(), "") << "after input " << i;
       ASSERT_TRUE(h.answers_in_sequence_write(now)) << "after input " << i;
       EXPECT_EQ(h.host().qp_state(h.qpn()), IBV_QPS_RTS);
     }
