@@ -31,7 +31,8 @@ uint32_t Topology::add_link(uint32_t a, uint32_t b, uint64_t rate_bps, TimeNs de
   const auto li = static_cast<uint32_t>(links_.size());
   TopoLink l;
   l.a = {a, static_cast<uint16_t>(nodes_.at(a).ports.size())};
-  l.b = {b, static_cast<uint16_t>(nodes_.at(b).ports.size())};
+  // A cable between two ports of one node (a == b) takes its next two ports.
+  l.b = {b, static_cast<uint16_t>(nodes_.at(b).ports.size() + (a == b ? 1 : 0))};
   l.rate_bps = rate_bps;
   l.delay_ns = delay_ns;
   auto mac_for = [](PortRef p) {

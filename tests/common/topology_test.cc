@@ -32,6 +32,22 @@ TEST(Topology, PortsAreNumberedInLinkOrderAndPeersPointBack) {
   EXPECT_NE(s0.ports[0].mac, s0.ports[1].mac);
 }
 
+// A cable between two ports of one switch (a loopback): each end is its own port, and each
+// names the other as its peer (it named the first port twice).
+TEST(Topology, ALinkFromANodeToItselfJoinsTwoOfItsPorts) {
+  Topology t;
+  t.add_node("h", NodeKind::kHost);
+  const uint32_t s = t.add_node("s", NodeKind::kSwitch);
+  t.add_link(0, s, 10 * kBpsPerGbps, 1000);
+  const uint32_t l = t.add_link(s, s, 10 * kBpsPerGbps, 1000);
+  ASSERT_EQ(t.node(s).ports.size(), 3u);
+  EXPECT_EQ(t.links()[l].a, (PortRef{s, 1}));
+  EXPECT_EQ(t.links()[l].b, (PortRef{s, 2}));
+  EXPECT_EQ(t.node(s).ports[1].peer, (PortRef{s, 2}));
+  EXPECT_EQ(t.node(s).ports[2].peer, (PortRef{s, 1}));
+  EXPECT_NE(t.node(s).ports[1].mac, t.node(s).ports[2].mac);
+}
+
 TEST(Topology, HostsGetDistinctAddresses) {
   const auto t = small();
   EXPECT_EQ(ipv4_to_string(t.node(0).ipv4), "10.0.0.1");
