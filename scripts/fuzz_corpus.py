@@ -6,7 +6,8 @@
 Writes DIR/<target>/<sha1> files (emptied first), one per seed, in the input format of each
 target (its header comment says what byte 0 means):
   fuzz_nic_rx        every RoCEv2 frame of the golden rxe captures (tests/conformance/data),
-                     raw (mode 0) and addressed to the victim QP (mode 1)
+                     raw (mode 0) and addressed to the victim QP (mode 1); PFC XOFF (priority
+                     3, all), XON and an 802.3x PAUSE from the captures' MAC addresses (raw)
   fuzz_nic_requester scripted peers (every message answered, with time passing between, and
                      the harness's mutator), and the captures' responses (ACK, READ response,
                      atomic ACK: BTH onward) as raw records after correct answers
@@ -108,6 +109,11 @@ def frames(c, captures):
             for port in range(4):
                 c.add("fuzz_switch_rx", bytes([0x10 | 2 << 2 | port, 2]) + pfc_frame(mac, ce, q))
         c.add("fuzz_switch_rx", bytes([0x50 | 2 << 2, 2]) + pfc_frame(mac, 0, [0xffff] + [0] * 7, 1))
+        # The NIC pauses its own transmit on them (raw frames, mode 0): the harness's liveness
+        # check waits a pause out, so an XOFF must not read as a QP that stopped answering.
+        for ce, q, op in ((0x08, [0, 0, 0, 0xffff, 0, 0, 0, 0], 0x0101), (0xff, [0xffff] * 8, 0x0101),
+                          (0x08, [0] * 8, 0x0101), (0x00, [0xffff] + [0] * 7, 0x0001)):
+            c.add("fuzz_nic_rx", b"\x00" + pfc_frame(mac, ce, q, op))
     # A drain after a burst (bit 7).
     c.add("fuzz_switch_rx", bytes([0x80, 0]) + captures[0][1][0])
 
