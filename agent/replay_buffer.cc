@@ -29,9 +29,13 @@ void ReplayBuffer::push(std::span<const float> obs, std::span<const uint16_t> ac
   size_ = std::min(size_ + 1, capacity_);
 }
 
-bool ReplayBuffer::set_fill(int size, int head) noexcept {
+bool ReplayBuffer::fill_ok(int size, int head) const noexcept {
   if (size < 0 || size > capacity_ || head < 0 || head >= capacity_) return false;
-  if (size < capacity_ && head != size) return false;  // not full: entries are [0, size)
+  return size == capacity_ || head == size;  // not full: entries are [0, size)
+}
+
+bool ReplayBuffer::set_fill(int size, int head) noexcept {
+  if (!fill_ok(size, head)) return false;
   size_ = size;
   head_ = head;
   return true;

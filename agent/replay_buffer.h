@@ -47,8 +47,11 @@ class ReplayBuffer {
   std::span<float> next_obs_storage() noexcept { return next_obs_; }
   std::span<float> rewards_storage() noexcept { return rewards_; }
   std::span<uint16_t> actions_storage() noexcept { return actions_; }
-  /// Sets the fill state after the storage was restored; false (nothing changed) if out of
-  /// range.
+  /// Whether (size, head) is a fill state this buffer can have: entries [0, size), the next
+  /// write at head (== size unless full).
+  bool fill_ok(int size, int head) const noexcept;
+  /// Sets the fill state after the storage was restored; false (nothing changed) if not
+  /// fill_ok().
   bool set_fill(int size, int head) noexcept;
 
  private:

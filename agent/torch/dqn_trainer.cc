@@ -29,6 +29,7 @@
 #include "agent/policy.h"
 #include "agent/port_features.h"
 #include "agent/torch/q_network.h"
+#include "common/icrc.h"
 
 namespace rocemu::agent {
 
@@ -89,8 +90,50 @@ class Worker {
   std::thread thread_;
 };
 
-// Checkpoint layout version; a mismatch is refused rather than misread.
-constexpr int64_t kCheckpointVersion = 1;
+// What load_checkpoint finds wrong with a file (LibTorch throws std::runtime_error of its own
+// too, which it reports with the file's name).
+struct Refused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Checkpoint layout version; a mismatch is refused rather than misread. 2: with a CRC-32.
+constexpr int64_t kCheckpointVersion = 2;
+// The episodes whose mean reward TrainStats averages (the last ones).
+constexpr int64_t kRecentEpisodes = 100;
+
+// A checkpoint's CRC-32 (common/icrc.h) runs over the bytes of every tensor it holds, in the
+// order written, then the optimiser's state: LibTorch's archive reads back a flipped bit in a
+// tensor's data without a word, and a weight made 1e30 by one is finite yet ruins training.
+uint32_t crc_of(uint32_t crc, const void* p, size_t bytes) noexcept {
+  return crc32_update(crc, static_cast<const uint8_t*>(p), bytes);
+}
+uint32_t crc_of(uint32_t crc, const torch::Tensor& t) {
+  const auto c = t.contiguous();
+  return crc_of(crc, c.data_ptr(), static_cast<size_t>(c.numel()) * c.element_size());
+}
+uint32_t crc_of(uint32_t crc, const std::vector<uint64_t>& v) noexcept {
+  return crc_of(crc, v.data(), v.size() * sizeof(uint64_t));
+}
+// Per parameter (in the optimiser's order): a 0 byte if it has no state yet, else 1, its step
+// count and its two moments.
+uint32_t crc_of(uint32_t crc, torch::optim::Adam& o) {
+  for (const auto& group : o.param_groups()) {
+    for (const auto& p : group.params()) {
+      const auto it = o.state().find(c10::guts::to_string(p.unsafeGetTensorImpl()));
+      const auto* st = it == o.state().end()
+                           ? nullptr
+                           : dynamic_cast<const torch::optim::AdamParamState*>(it->second.get());
+      const uint8_t has = st ? 1 : 0;
+      crc = crc_of(crc, &has, 1);
+      if (!st) continue;
+      const int64_t step = st->step();
+      crc = crc_of(crc, &step, sizeof(step));
+      crc = crc_of(crc, st->exp_avg());
+      crc = crc_of(crc, st->exp_avg_sq());
+    }
+  }
+  return crc;
+}
 
 torch::Tensor u64_tensor(const std::vector<uint64_t>& v) {
   auto t = torch::empty({static_cast<int64_t>(v.size())}, torch::kInt64);
@@ -266,7 +309,7 @@ struct DqnTrainer::Impl {
       if (res.done) need_reset = true;
       const double mean = n > 0 ? sum / n : 0.0;
       recent.push_back(mean);
-      if (recent.size() > 100) recent.pop_front();
+      if (static_cast<int64_t>(recent.size()) > kRecentEpisodes) recent.pop_front();
       if (on_step)
         on_step(StepLog{env_steps, eps, mean, last_loss, n > 0 ? qsum / n : 0.0, res.done});
     }
@@ -297,32 +340,38 @@ struct DqnTrainer::Impl {
       throw std::logic_error("a checkpoint is taken between episodes only");
     torch::NoGradGuard ng;
     torch::serialize::OutputArchive ar;
-    ar.write("fingerprint", u64_tensor(fingerprint()));
-    ar.write("counters",
-             u64_tensor({static_cast<uint64_t>(env_steps), static_cast<uint64_t>(gradient_steps),
-                         static_cast<uint64_t>(episodes), static_cast<uint64_t>(replay.size()),
-                         static_cast<uint64_t>(replay.head())}));
+    uint32_t crc = 0;
+    const auto put = [&](const std::string& key, const torch::Tensor& t) {
+      ar.write(key, t);
+      crc = crc_of(crc, t);
+    };
+    put("fingerprint", u64_tensor(fingerprint()));
+    put("counters",
+        u64_tensor({static_cast<uint64_t>(env_steps), static_cast<uint64_t>(gradient_steps),
+                    static_cast<uint64_t>(episodes), static_cast<uint64_t>(replay.size()),
+                    static_cast<uint64_t>(replay.head())}));
     std::vector<uint64_t> rng;
     for (const Rng* r : {&explore_rng, &sample_rng})
       for (uint64_t w : r->state()) rng.push_back(w);
-    ar.write("rng", u64_tensor(rng));
-    ar.write("last_loss", torch::tensor({last_loss}, torch::kFloat64));
-    ar.write("recent",
-             torch::tensor(std::vector<double>(recent.begin(), recent.end()), torch::kFloat64));
+    put("rng", u64_tensor(rng));
+    put("last_loss", torch::tensor({last_loss}, torch::kFloat64));
+    put("recent", torch::tensor(std::vector<double>(recent.begin(), recent.end()), torch::kFloat64));
     const auto floats = [](std::span<float> v) {
       return torch::from_blob(v.data(), {static_cast<int64_t>(v.size())}, torch::kFloat32);
     };
-    ar.write("replay_obs", floats(replay.obs_storage()));
-    ar.write("replay_next_obs", floats(replay.next_obs_storage()));
-    ar.write("replay_rewards", floats(replay.rewards_storage()));
+    put("replay_obs", floats(replay.obs_storage()));
+    put("replay_next_obs", floats(replay.next_obs_storage()));
+    put("replay_rewards", floats(replay.rewards_storage()));
     const auto acts = replay.actions_storage();
-    ar.write("replay_actions",
-             torch::from_blob(acts.data(), {static_cast<int64_t>(acts.size())}, torch::kInt16));
-    for (const auto& p : online->named_parameters()) ar.write("online." + p.key(), p.value());
-    for (const auto& p : target->named_parameters()) ar.write("target." + p.key(), p.value());
+    put("replay_actions",
+        torch::from_blob(acts.data(), {static_cast<int64_t>(acts.size())}, torch::kInt16));
+    for (const auto& p : online->named_parameters()) put("online." + p.key(), p.value());
+    for (const auto& p : target->named_parameters()) put("target." + p.key(), p.value());
     torch::serialize::OutputArchive opt;
     optimizer->save(opt);
     ar.write("optimizer", opt);
+    crc = crc_of(crc, *optimizer);
+    ar.write("crc32", u64_tensor({crc}));
     const std::string tmp = path + ".tmp";
     try {
       ar.save_to(tmp);
@@ -334,8 +383,24 @@ struct DqnTrainer::Impl {
       throw std::runtime_error("cannot rename " + tmp + " to " + path);
   }
 
+  // Restores a checkpoint, or throws std::runtime_error (naming the file and what is wrong)
+  // and changes nothing. Whatever LibTorch throws while reading a damaged file (c10::Error,
+  // std::out_of_range from its archive's maps) is reported the same way.
   void load_checkpoint(const std::string& path) {
-    const auto fail = [&](const std::string& why) { return std::runtime_error(path + ": " + why); };
+    const auto fail = [&](const std::string& why) { return Refused(path + ": " + why); };
+    try {
+      load_checkpoint_or_throw(path, fail);
+    } catch (const Refused&) {
+      throw;
+    } catch (const c10::Error& e) {
+      throw fail(std::string("corrupt checkpoint (") + e.what_without_backtrace() + ")");
+    } catch (const std::exception& e) {
+      throw fail(std::string("corrupt checkpoint (") + e.what() + ")");
+    }
+  }
+
+  using Fail = std::function<Refused(const std::string&)>;
+  void load_checkpoint_or_throw(const std::string& path, const Fail& fail) {
     torch::serialize::InputArchive ar;
     try {
       ar.load_from(path);
@@ -358,6 +423,7 @@ struct DqnTrainer::Impl {
     };
     const auto want = fingerprint();
     const auto got = read_u64("fingerprint", want.size());
+    uint32_t crc = crc_of(0, got);
     static const char* kWhat[] = {
         "layout version",   "model kind", "number of agents", "number of edges", "replay capacity",
         "observation size", "seed",       "threads",          "batch_graphs"};
@@ -370,23 +436,46 @@ struct DqnTrainer::Impl {
         throw fail("checkpoint of another run: its " + std::string(kWhat[i]) + " is " +
                    value_name(i, got[i]) + ", this one's is " + value_name(i, want[i]));
     const auto counters = read_u64("counters", 5);
+    for (size_t i = 0; i < 3; ++i)  // env steps, gradient steps, episodes: int64 counts
+      if (counters[i] > static_cast<uint64_t>(INT64_MAX))
+        throw fail("corrupt checkpoint (a step counter out of range)");
     const auto rng = read_u64("rng", 8);
-    // Read everything into temporaries first: a failure below leaves the trainer unchanged.
+    crc = crc_of(crc_of(crc, counters), rng);
+    // Read and check everything into temporaries first: a failure below leaves the trainer
+    // unchanged.
     const auto storage = [&](const std::string& key, size_t count, torch::ScalarType type) {
       torch::Tensor t;
       read(key, t);
       if (t.scalar_type() != type || static_cast<size_t>(t.numel()) != count)
         throw fail("corrupt checkpoint ('" + key + "' has the wrong size)");
-      return t.contiguous();
+      t = t.contiguous();
+      // Training on a NaN or an infinity would make every weight NaN a few steps later.
+      if (type == torch::kFloat32 && !finite(t))
+        throw fail("corrupt checkpoint ('" + key + "' holds a value that is not finite)");
+      return t;
     };
     const auto r_obs = storage("replay_obs", replay.obs_storage().size(), torch::kFloat32);
     const auto r_next =
         storage("replay_next_obs", replay.next_obs_storage().size(), torch::kFloat32);
     const auto r_rew = storage("replay_rewards", replay.rewards_storage().size(), torch::kFloat32);
     const auto r_act = storage("replay_actions", replay.actions_storage().size(), torch::kInt16);
+    if (r_act.numel() > 0) {
+      const auto [lo, hi] = torch::aminmax(r_act.to(torch::kInt32));
+      if (lo.item<int32_t>() < 0 || hi.item<int32_t>() >= kNumActions)
+        throw fail("corrupt checkpoint (a replayed action outside 0.." +
+                   std::to_string(kNumActions - 1) + ")");
+    }
     torch::Tensor loss_t, recent_t;
     read("last_loss", loss_t);
     read("recent", recent_t);
+    crc = crc_of(crc_of(crc, loss_t), recent_t);
+    for (const auto* t : {&r_obs, &r_next, &r_rew, &r_act}) crc = crc_of(crc, *t);
+    if (loss_t.scalar_type() != torch::kFloat64 || loss_t.numel() != 1 || !finite(loss_t))
+      throw fail("corrupt checkpoint ('last_loss' is not one finite number)");
+    if (recent_t.scalar_type() != torch::kFloat64 || recent_t.dim() != 1 ||
+        recent_t.numel() > kRecentEpisodes || !finite(recent_t))
+      throw fail("corrupt checkpoint ('recent' is not up to " + std::to_string(kRecentEpisodes) +
+                 " finite numbers)");
     std::vector<std::pair<torch::Tensor, torch::Tensor>> params;  // (destination, value)
     for (const char* which : {"online.", "target."}) {
       QNetwork& net = std::string(which) == "online." ? *online : *target;
@@ -396,20 +485,35 @@ struct DqnTrainer::Impl {
         if (!v.sizes().equals(p.value().sizes()) || v.scalar_type() != torch::kFloat32)
           throw fail("corrupt checkpoint ('" + std::string(which) + p.key() +
                      "' has the wrong shape)");
+        if (!finite(v))
+          throw fail("corrupt checkpoint ('" + std::string(which) + p.key() +
+                     "' holds a weight that is not finite)");
         params.emplace_back(p.value(), v);
+        crc = crc_of(crc, v);
       }
     }
     torch::serialize::InputArchive opt;
     if (!ar.try_read("optimizer", opt)) throw fail("not a rocemu-train checkpoint (no optimiser)");
     const int64_t size = static_cast<int64_t>(counters[3]),
                   head = static_cast<int64_t>(counters[4]);
-    if (size > replay.capacity() || head >= replay.capacity())
+    if (counters[3] > static_cast<uint64_t>(replay.capacity()) ||
+        counters[4] > static_cast<uint64_t>(replay.capacity()) ||
+        !replay.fill_ok(static_cast<int>(size), static_cast<int>(head)))
       throw fail("corrupt checkpoint (replay fill out of range)");
+    // The optimiser's state goes into a new one over the same parameters, checked, and
+    // replaces the trainer's only then.
+    auto loaded = std::make_unique<torch::optim::Adam>(online->parameters(),
+                                                       torch::optim::AdamOptions(cfg.learning_rate));
     try {
-      optimizer->load(opt);
+      loaded->load(opt);
     } catch (const c10::Error& e) {
       throw fail(std::string("corrupt checkpoint (optimiser: ") + e.what_without_backtrace() + ")");
     }
+    if (read_u64("crc32", 1)[0] != crc_of(crc, *loaded))
+      throw fail("corrupt checkpoint (its CRC-32 does not match its contents)");
+    check_optimizer_state(*loaded, fail);
+    // Nothing below throws for a checked file.
+    optimizer = std::move(loaded);
     {
       torch::NoGradGuard ng;
       for (auto& [dst, v] : params) dst.copy_(v);
@@ -422,8 +526,7 @@ struct DqnTrainer::Impl {
                 r_rew.numel() * sizeof(float));
     std::memcpy(replay.actions_storage().data(), r_act.data_ptr<int16_t>(),
                 r_act.numel() * sizeof(int16_t));
-    if (!replay.set_fill(static_cast<int>(size), static_cast<int>(head)))
-      throw fail("corrupt checkpoint (replay fill out of range)");
+    replay.set_fill(static_cast<int>(size), static_cast<int>(head));
     env_steps = static_cast<int64_t>(counters[0]);
     gradient_steps = static_cast<int64_t>(counters[1]);
     episodes = static_cast<int64_t>(counters[2]);
@@ -431,10 +534,36 @@ struct DqnTrainer::Impl {
     sample_rng.set_state({rng[4], rng[5], rng[6], rng[7]});
     last_loss = loss_t.item<double>();
     recent.clear();
-    const auto rc = recent_t.to(torch::kFloat64).contiguous();
+    const auto rc = recent_t.contiguous();
     for (int64_t i = 0; i < rc.numel(); ++i) recent.push_back(rc.data_ptr<double>()[i]);
     need_reset = true;
     refresh_fast();
+  }
+
+  // Every parameter's Adam state (when it has one) matches the parameter's shape, its moments
+  // are finite (the second >= 0) and its step count >= 0.
+  static bool finite(const torch::Tensor& t) {
+    return t.numel() == 0 || torch::isfinite(t).all().item<bool>();
+  }
+
+  static void check_optimizer_state(torch::optim::Adam& o, const Fail& fail) {
+    for (const auto& group : o.param_groups()) {
+      for (const auto& p : group.params()) {
+        const auto it = o.state().find(c10::guts::to_string(p.unsafeGetTensorImpl()));
+        if (it == o.state().end()) continue;
+        const auto* st = dynamic_cast<const torch::optim::AdamParamState*>(it->second.get());
+        if (!st) throw fail("corrupt checkpoint (optimiser: a state of another kind)");
+        const auto& m = st->exp_avg();
+        const auto& v = st->exp_avg_sq();
+        if (!m.defined() || !v.defined() || !m.sizes().equals(p.sizes()) ||
+            !v.sizes().equals(p.sizes()) || m.scalar_type() != p.scalar_type() ||
+            v.scalar_type() != p.scalar_type())
+          throw fail("corrupt checkpoint (optimiser: a moment of the wrong shape)");
+        if (!finite(m) || !finite(v) || (v.numel() > 0 && (v < 0).any().item<bool>()) ||
+            st->step() < 0)
+          throw fail("corrupt checkpoint (optimiser: a moment that is not finite, or negative)");
+      }
+    }
   }
 
   double evaluate(Environment& env, int steps, uint64_t seed) {

@@ -6,11 +6,14 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 
 #include "agent/dqn_trainer.h"
 #include "agent/queue_env.h"
+#include "common/rng.h"
 #include "tests/agent/clos.h"
 
 namespace rocemu::agent {
@@ -18,6 +21,7 @@ namespace {
 
 constexpr uint64_t kEvalSeed = 4242;  // an episode (load draw) never used in training
 constexpr int kEvalSteps = 50;
+constexpr int kFlipTrials = 300;
 
 DqnConfig learning_config(ModelKind kind) {
   DqnConfig d;
@@ -169,6 +173,106 @@ TEST(DqnCheckpoint, ABadCheckpointIsRefusedAndChangesNothing) {
   EXPECT_TRUE(other.export_model() == before);
   std::remove(good.c_str());
   std::remove(bad.c_str());
+}
+
+// A checkpoint with one byte changed anywhere (zip headers, the pickled index, tensor data)
+// either loads, and then the trainer trains on from it, or is refused with a
+// std::runtime_error that leaves the trainer as it was: never another exception, a crash or
+// a trainer that fails later.
+TEST(DqnCheckpoint, AFlippedByteIsRefusedUntouchedOrResumesTraining) {
+  const std::string dir = testing::TempDir();
+  QueueEnv env(test::paper_clos(), QueueEnvConfig{});
+  DqnConfig d = learning_config(ModelKind::kGraphCc);
+  d.batch_graphs = 4;
+  d.warmup_steps = 8;
+  d.replay_capacity = 64;
+  DqnTrainer trainer(PortGraph(env.topology()), d, RewardConfig{}, FeatureConfig{});
+  trainer.train(env, 50);
+  const std::string good = dir + "dqn_flip_good.ckpt", bad = dir + "dqn_flip_bad.ckpt";
+  trainer.save_checkpoint(good);
+  std::string bytes;
+  {
+    std::ifstream in(good, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_GT(bytes.size(), 1000u);
+  Rng rng(7, "checkpoint-flips");
+  int refused = 0, loaded = 0;
+  for (int trial = 0; trial < kFlipTrials; ++trial) {
+    std::string b = bytes;
+    const size_t at = static_cast<size_t>(rng.uniform() * static_cast<double>(b.size()));
+    b[at] = static_cast<char>(b[at] ^ (1 + static_cast<int>(rng.uniform() * 255)));
+    std::ofstream(bad, std::ios::binary | std::ios::trunc) << b;
+    DqnTrainer other(PortGraph(env.topology()), d, RewardConfig{}, FeatureConfig{});
+    const Model before = other.export_model();
+    const std::string where = "byte " + std::to_string(at) + " of " + std::to_string(b.size());
+    try {
+      other.load_checkpoint(bad);
+    } catch (const std::runtime_error& e) {
+      ++refused;
+      EXPECT_EQ(std::string(e.what()).rfind(bad + ": ", 0), 0u) << where << ": " << e.what();
+      EXPECT_TRUE(other.export_model() == before) << where;
+      EXPECT_EQ(other.env_steps(), 0) << where;
+      continue;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << where << ": not a std::runtime_error: " << e.what();
+      continue;
+    }
+    ++loaded;
+    try {
+      other.train(env, 20);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << where << ": loaded, then training failed: " << e.what();
+    }
+  }
+  std::printf("%d flips refused, %d loaded and trained on\n", refused, loaded);
+  EXPECT_GT(refused, 0);
+  EXPECT_GT(loaded, 0);
+  std::remove(good.c_str());
+  std::remove(bad.c_str());
+}
+
+// What a CRC cannot catch (a file written with impossible contents, its CRC made to match):
+// a replayed action outside the table, a replayed value that is not finite. Refused, naming
+// it, and the trainer loading it is unchanged.
+TEST(DqnCheckpoint, ImpossibleContentsUnderAValidCrcAreRefused) {
+  const std::string dir = testing::TempDir();
+  QueueEnv env(test::paper_clos(), QueueEnvConfig{});
+  DqnConfig d = learning_config(ModelKind::kGraphCc);
+  d.batch_graphs = 4;
+  d.warmup_steps = 8;
+  d.replay_capacity = 64;
+  const std::string path = dir + "dqn_impossible.ckpt";
+  const auto refused_with = [&](const std::function<void(ReplayBuffer&)>& spoil) {
+    DqnTrainer t(PortGraph(env.topology()), d, RewardConfig{}, FeatureConfig{});
+    t.train(env, 50);
+    spoil(t.replay());
+    t.save_checkpoint(path);
+    DqnTrainer other(PortGraph(env.topology()), d, RewardConfig{}, FeatureConfig{});
+    const Model before = other.export_model();
+    try {
+      other.load_checkpoint(path);
+    } catch (const std::runtime_error& e) {
+      EXPECT_TRUE(other.export_model() == before);
+      EXPECT_EQ(other.env_steps(), 0);
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(refused_with([](ReplayBuffer& r) { r.actions_storage()[5] = kNumActions; })
+                .find("a replayed action outside 0..119"),
+            std::string::npos);
+  EXPECT_NE(refused_with([](ReplayBuffer& r) {
+              r.obs_storage()[7] = std::numeric_limits<float>::quiet_NaN();
+            }).find("'replay_obs' holds a value that is not finite"),
+            std::string::npos);
+  EXPECT_NE(refused_with([](ReplayBuffer& r) {
+              r.rewards_storage()[0] = std::numeric_limits<float>::infinity();
+            }).find("'replay_rewards' holds a value that is not finite"),
+            std::string::npos);
+  // And the same trainer's checkpoint, unspoilt, loads.
+  EXPECT_EQ(refused_with([](ReplayBuffer&) {}), "");
+  std::remove(path.c_str());
 }
 
 }  // namespace
