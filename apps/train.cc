@@ -13,11 +13,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,6 +33,7 @@
 #include "agent/queue_env.h"
 #include "agent/train_config.h"
 #include "common/config.h"
+#include "common/file_read.h"
 #include "common/log.h"
 #include "common/topology_generators.h"
 #include "fabric/eal.h"
@@ -100,6 +103,55 @@ std::optional<int64_t> parse_int(std::string_view s, int64_t min, int64_t max) {
   const long long v = std::strtoll(str.c_str(), &end, 10);
   if (errno != 0 || *end != '\0' || v < min || v > max) return std::nullopt;
   return v;
+}
+
+// The rows of an existing training curve (--curve, on --resume) up to `episodes`, each with
+// its newline, and the last kept row's wall_s in *wall_s. A path that is not a regular file
+// (none yet, /dev/null) keeps no rows; one that cannot be read, or holds more than a curve
+// can, is an error (the file would be overwritten). Rows that are not seven comma-separated
+// fields with an episode number and a finite wall time are dropped, and counted in the log.
+std::string kept_curve_rows(const std::string& path, int64_t episodes, double* wall_s) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return {};
+  std::string text;
+  if (const std::string why = read_regular_file(path, 256ull << 20, &text); !why.empty())
+    throw std::runtime_error("--curve " + path + ": cannot keep its rows: " + why);
+  std::string kept;
+  size_t rows = 0, dropped = 0;
+  bool header = true;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + at, end - at);
+    at = end + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (std::exchange(header, false)) continue;
+    if (line.empty()) continue;
+    ++rows;
+    const size_t first_comma = line.find(','), last_comma = line.rfind(',');
+    const auto ep = first_comma == std::string_view::npos
+                        ? std::nullopt
+                        : parse_int(line.substr(0, first_comma), 0, INT64_MAX);
+    double w = -1.0;
+    if (ep && std::count(line.begin(), line.end(), ',') == 6) {
+      const std::string tail(line.substr(last_comma + 1));
+      char* stop = nullptr;
+      w = std::strtod(tail.c_str(), &stop);
+      if (tail.empty() || *stop != '\0' || !std::isfinite(w)) w = -1.0;
+    }
+    if (!ep || w < 0.0) {
+      ++dropped;
+      continue;
+    }
+    if (*ep > episodes) continue;  // after the checkpoint
+    kept.append(line);
+    kept += '\n';
+    *wall_s = w;
+  }
+  if (dropped > 0)
+    spdlog::warn("--curve {}: dropped {} of its {} rows that were not curve rows", path, dropped,
+                 rows);
+  return kept;
 }
 
 struct Flags {
@@ -294,23 +346,7 @@ int main(int argc, char** argv) {
     double wall_offset_s = 0.0;
     if (!f.curve.empty()) {
       std::string kept = "episode,steps,epsilon,mean_reward,mean_queue,loss,wall_s\n";
-      if (!f.resume.empty()) {
-        if (std::FILE* old = std::fopen(f.curve.c_str(), "r")) {
-          char line[512];
-          bool header = true;
-          while (std::fgets(line, sizeof line, old)) {
-            if (std::exchange(header, false)) continue;
-            long long ep = 0;
-            double w = 0;
-            const char* last_comma = std::strrchr(line, ',');
-            if (std::sscanf(line, "%lld,", &ep) != 1 || !last_comma || ep > trainer.episodes())
-              continue;
-            kept += line;
-            if (std::sscanf(last_comma + 1, "%lf", &w) == 1) wall_offset_s = w;
-          }
-          std::fclose(old);
-        }
-      }
+      if (!f.resume.empty()) kept += kept_curve_rows(f.curve, trainer.episodes(), &wall_offset_s);
       curve = std::fopen(f.curve.c_str(), "w");
       if (!curve) throw std::runtime_error("cannot write " + f.curve);
       std::fputs(kept.c_str(), curve);

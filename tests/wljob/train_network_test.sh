@@ -40,11 +40,24 @@ cmp "$work/a.model" "$work/b.model"
 "$build/apps/rocemu-train" "${small[@]}" --steps 10 --checkpoint "$work/c.ckpt" \
   --curve "$work/c.csv" >/dev/null
 [[ "$(wc -l <"$work/c.csv")" -eq 2 ]]
+# The same curve with rows that are not curve rows (a line of 4,000 bytes, binary bytes, a
+# NaN time, an episode after the checkpoint's): a resume keeps what it should, drops the rest
+# and says so.
+{ cat "$work/c.csv"; head -c 4000 /dev/zero | tr '\0' 'x'; echo; printf '\001\377,\n'
+  echo "1,2,3,4,5,6,nan"; echo "9,150,0.5,0.5,0.5,0.5,1.0"; } >"$work/d.csv"
 resumed="$("$build/apps/rocemu-train" "${small[@]}" --steps 20 --resume "$work/c.ckpt" \
            --curve "$work/c.csv" --model-out "$work/c.model" 2>&1)"
 grep -q "resumed from $work/c.ckpt: 10 of 20 steps taken, 1 episodes" <<<"$resumed"
 cmp "$work/a.model" "$work/c.model"
 diff <(cut -d, -f1-6 "$work/b.csv") <(cut -d, -f1-6 "$work/c.csv")
+dropped="$("$build/apps/rocemu-train" "${small[@]}" --steps 20 --resume "$work/c.ckpt" \
+           --curve "$work/d.csv" 2>&1)"
+grep -q -- "--curve $work/d.csv: dropped 3 of its 5 rows that were not curve rows" <<<"$dropped"
+diff <(cut -d, -f1-6 "$work/b.csv") <(cut -d, -f1-6 "$work/d.csv")
+# A curve that is no regular file (/dev/zero) keeps no rows and is written as given: it is
+# not read forever.
+timeout 120 "$build/apps/rocemu-train" "${small[@]}" --steps 20 --resume "$work/c.ckpt" \
+  --curve /dev/zero >/dev/null
 /usr/bin/python3 "$src/scripts/plot_training.py" --curve "straight=$work/b.csv" \
   --curve "resumed=$work/c.csv" --out "$work/curve.png" | grep -q "training curves written"
 [[ -s "$work/curve.png" ]]
