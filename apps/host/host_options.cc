@@ -3,9 +3,12 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <stdexcept>
 
 #include "apps/cli_args.h"
 #include "apps/cli_numbers.h"
+#include "common/file_read.h"
 
 namespace rocemu::apps {
 
@@ -121,6 +124,16 @@ std::optional<int64_t> parse_start_instant(const std::string& text) {
   int64_t v = 0;
   if (!parse_i64(t, v) || v <= 0) return std::nullopt;
   return v;
+}
+
+std::optional<int64_t> read_start_file(const std::string& path) {
+  std::string text;
+  const std::string why = read_regular_file(path, 64, &text);
+  if (why == std::strerror(ENOENT)) return std::nullopt;  // not written yet
+  if (!why.empty()) throw std::runtime_error("--start-file " + path + ": " + why);
+  if (auto at = parse_start_instant(text)) return at;
+  throw std::runtime_error("--start-file " + path + ": '" + text +
+                           "' is not a start instant (nanoseconds since the epoch)");
 }
 
 std::string host_help(const std::string& p) {

@@ -41,5 +41,9 @@ std::string host_help(const std::string& program);
 /// The start instant in a --start-file's text: one positive integer, nanoseconds since the
 /// epoch (`date +%s%N`), optionally followed by a newline; nothing if the text is not that.
 std::optional<int64_t> parse_start_instant(const std::string& text);
+/// One look at --start-file `path`: nothing while no such file exists yet, its start instant
+/// once it holds one. Throws std::runtime_error naming the path when it exists but is not a
+/// regular file of at most 64 bytes holding a start instant (a FIFO or /dev/zero is not read).
+std::optional<int64_t> read_start_file(const std::string& path);
 
 }  // namespace rocemu::apps

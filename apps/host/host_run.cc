@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -48,13 +46,7 @@ void wait_until(int64_t at_ns) {
 int64_t wait_for_start_file(const std::string& path) {
   const int64_t give_up = realtime_ns() + kStartFileWaitNs;
   while (true) {
-    std::ifstream f(path);
-    if (f) {
-      std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-      if (auto at = parse_start_instant(text)) return *at;
-      throw std::runtime_error("--start-file " + path + ": '" + text +
-                               "' is not a start instant (nanoseconds since the epoch)");
-    }
+    if (auto at = read_start_file(path)) return *at;
     if (realtime_ns() > give_up)
       throw std::runtime_error("--start-file " + path + ": no start instant after " +
                                std::to_string(kStartFileWaitNs / 1'000'000'000) +

@@ -4,7 +4,10 @@
 #include "apps/host/host_options.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -71,6 +74,35 @@ TEST(HostOptions, StartInstantIsOnePositiveIntegerOptionallyEndingInANewline) {
   EXPECT_EQ(parse_start_instant("1700000000123456789"), 1700000000123456789);
   for (const char* bad : {"", "\n", "0", "-5", "17000 00", "1700000000123456789\n\n", "soon"})
     EXPECT_FALSE(parse_start_instant(bad)) << bad;
+}
+
+// The start file is looked at every millisecond until it appears: nothing before, its
+// instant after, and an error (never a read without end) for what cannot be one.
+TEST(HostOptions, StartFileIsWaitedForThenReadOrRefused) {
+  const std::string dir = testing::TempDir() + "start_file_test/";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "start";
+  EXPECT_FALSE(read_start_file(path));
+  std::ofstream(path) << "1700000000123456789\n";
+  EXPECT_EQ(read_start_file(path), 1700000000123456789);
+  const auto refused = [](const std::string& p) {
+    try {
+      read_start_file(p);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("not refused");
+  };
+  std::ofstream(path, std::ios::trunc) << "soon";
+  EXPECT_EQ(refused(path), "--start-file " + path + ": 'soon' is not a start instant (nanoseconds since the epoch)");
+  std::ofstream(path, std::ios::trunc) << std::string(65, '1');
+  EXPECT_NE(refused(path).find("larger than the limit of 64"), std::string::npos);
+  EXPECT_EQ(refused("/dev/zero"), "--start-file /dev/zero: not a regular file");
+  EXPECT_EQ(refused(dir), "--start-file " + dir + ": not a regular file");
+  ASSERT_EQ(mkfifo((dir + "fifo").c_str(), 0600), 0);
+  EXPECT_EQ(refused(dir + "fifo"), "--start-file " + dir + "fifo: not a regular file");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(HostOptions, MergeModeTakesAnOutputAndDirectories) {
