@@ -4,16 +4,19 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 #include "apps/cli_numbers.h"
+#include "common/file_read.h"
 #include "nic/roce_host.h"
 
 namespace rocemu::apps {
 
 namespace {
+
+// A host's result file holds a row per flow: ~100 bytes each, 10 M flows.
+constexpr uint64_t kMaxResultFileBytes = uint64_t{1} << 30;
 
 std::vector<std::string> split(const std::string& line) {
   std::vector<std::string> f;
@@ -30,6 +33,16 @@ uint64_t metric_u64(const HostResultFiles& p, const char* name) {
   if (it == p.metrics.end() || !parse_u64(it->second, v))
     throw std::runtime_error(p.dir + "/metrics.csv: missing or bad '" + std::string(name) + "'");
   return v;
+}
+
+// One of a host's result files, whole (common/file_read.h: a regular file; a FIFO or a
+// device in its place is refused, not read without end).
+std::istringstream result_file(const std::string& dir, const char* name) {
+  const auto path = (std::filesystem::path(dir) / name).string();
+  std::string text;
+  if (const std::string why = read_regular_file(path, kMaxResultFileBytes, &text); !why.empty())
+    throw std::runtime_error(path + ": cannot read: " + why);
+  return std::istringstream(std::move(text));
 }
 
 }  // namespace
@@ -82,13 +95,10 @@ HostResultFiles read_host_results(const std::string& dir) {
   HostResultFiles p;
   p.dir = dir;
   const auto flows = std::filesystem::path(dir) / "flows.csv";
-  std::ifstream f(flows);
-  if (!f) throw std::runtime_error(flows.string() + ": cannot open");
+  std::istringstream f = result_file(dir, "flows.csv");
   std::string error;
   if (!parse_flows_csv(f, p.records, error)) throw std::runtime_error(flows.string() + ":" + error);
-  const auto metrics = std::filesystem::path(dir) / "metrics.csv";
-  std::ifstream m(metrics);
-  if (!m) throw std::runtime_error(metrics.string() + ": cannot open");
+  std::istringstream m = result_file(dir, "metrics.csv");
   std::string line;
   std::getline(m, line);  // header
   while (std::getline(m, line)) {
@@ -96,8 +106,7 @@ HostResultFiles read_host_results(const std::string& dir) {
     if (comma != std::string::npos) p.metrics[line.substr(0, comma)] = line.substr(comma + 1);
   }
   const auto failures = std::filesystem::path(dir) / "failures.csv";
-  std::ifstream fl(failures);
-  if (!fl) throw std::runtime_error(failures.string() + ": cannot open");
+  std::istringstream fl = result_file(dir, "failures.csv");
   std::getline(fl, line);  // header: flow_id,src,dst,size_bytes,status
   for (int n = 2; std::getline(fl, line); ++n) {
     std::vector<std::string> col;

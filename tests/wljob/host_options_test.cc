@@ -146,4 +146,33 @@ TEST(FlowsCsv, MalformedLineIsReportedWithItsNumber) {
   EXPECT_NE(error.find("line 3"), std::string::npos) << error;
 }
 
+// A host's result directory read back for --merge: a file missing, or something other
+// than a regular file in its place (a FIFO), is an error naming it, not a read that blocks.
+TEST(HostResults, AMissingOrIrregularResultFileIsNamed) {
+  const std::string dir = testing::TempDir() + "host_results_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto error = [&] {
+    try {
+      read_host_results(dir);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("read");
+  };
+  EXPECT_EQ(error(), dir + "/flows.csv: cannot read: No such file or directory");
+  std::ofstream(dir + "/flows.csv")
+      << "id,src,dst,size_bytes,op,incast,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown\n";
+  ASSERT_EQ(mkfifo((dir + "/metrics.csv").c_str(), 0600), 0);
+  EXPECT_EQ(error(), dir + "/metrics.csv: cannot read: not a regular file");
+  std::filesystem::remove(dir + "/metrics.csv");
+  std::ofstream(dir + "/metrics.csv") << "metric,value\nseed,1\n";
+  std::filesystem::create_directory(dir + "/failures.csv");
+  EXPECT_EQ(error(), dir + "/failures.csv: cannot read: not a regular file");
+  std::filesystem::remove(dir + "/failures.csv");
+  std::ofstream(dir + "/failures.csv") << "flow_id,src,dst,size_bytes,status\n";
+  EXPECT_EQ(error(), "read");
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace rocemu::apps
