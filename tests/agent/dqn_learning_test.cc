@@ -38,6 +38,15 @@ DqnConfig learning_config(ModelKind kind) {
   return d;
 }
 
+// A trainer small enough to checkpoint often: gradient steps from the 8th, a replay of 64.
+DqnConfig checkpoint_config() {
+  DqnConfig d = learning_config(ModelKind::kGraphCc);
+  d.batch_graphs = 4;
+  d.warmup_steps = 8;
+  d.replay_capacity = 64;
+  return d;
+}
+
 TEST(DqnLearning, GraphCcGreedyRewardWithinFivePercentOfOptimumAfter600Steps) {
   QueueEnv env(test::paper_clos(), QueueEnvConfig{});
   const PortGraph g(env.topology());
@@ -139,9 +148,7 @@ TEST(DqnCheckpoint, ResumingGivesTheSameModelAsTrainingStraightThrough) {
 TEST(DqnCheckpoint, ABadCheckpointIsRefusedAndChangesNothing) {
   const std::string dir = testing::TempDir();
   QueueEnv env(test::paper_clos(), QueueEnvConfig{});
-  DqnConfig d = learning_config(ModelKind::kGraphCc);
-  d.batch_graphs = 4;
-  d.warmup_steps = 8;
+  const DqnConfig d = checkpoint_config();
   DqnTrainer trainer(PortGraph(env.topology()), d, RewardConfig{}, FeatureConfig{});
   trainer.train(env, 50);  // one episode of the default 50 steps
   const Model before = trainer.export_model();
@@ -182,10 +189,7 @@ TEST(DqnCheckpoint, ABadCheckpointIsRefusedAndChangesNothing) {
 TEST(DqnCheckpoint, AFlippedByteIsRefusedUntouchedOrResumesTraining) {
   const std::string dir = testing::TempDir();
   QueueEnv env(test::paper_clos(), QueueEnvConfig{});
-  DqnConfig d = learning_config(ModelKind::kGraphCc);
-  d.batch_graphs = 4;
-  d.warmup_steps = 8;
-  d.replay_capacity = 64;
+  const DqnConfig d = checkpoint_config();
   DqnTrainer trainer(PortGraph(env.topology()), d, RewardConfig{}, FeatureConfig{});
   trainer.train(env, 50);
   const std::string good = dir + "dqn_flip_good.ckpt", bad = dir + "dqn_flip_bad.ckpt";
@@ -238,10 +242,7 @@ TEST(DqnCheckpoint, AFlippedByteIsRefusedUntouchedOrResumesTraining) {
 TEST(DqnCheckpoint, ImpossibleContentsUnderAValidCrcAreRefused) {
   const std::string dir = testing::TempDir();
   QueueEnv env(test::paper_clos(), QueueEnvConfig{});
-  DqnConfig d = learning_config(ModelKind::kGraphCc);
-  d.batch_graphs = 4;
-  d.warmup_steps = 8;
-  d.replay_capacity = 64;
+  const DqnConfig d = checkpoint_config();
   const std::string path = dir + "dqn_impossible.ckpt";
   const auto refused_with = [&](const std::function<void(ReplayBuffer&)>& spoil) {
     DqnTrainer t(PortGraph(env.topology()), d, RewardConfig{}, FeatureConfig{});
