@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/file_read.h"
+#include "common/file_write.h"
 
 namespace rocemu::agent {
 
@@ -110,6 +111,7 @@ std::vector<uint8_t> model_file_bytes(const Model& model) {
 }
 
 void save_model(const std::string& path, const Model& model) {
+  if (const std::string why = output_file_problem(path, false); !why.empty()) fail(path, why);
   const std::vector<uint8_t> out = model_file_bytes(model);
   const std::string tmp = path + ".tmp";
   {

@@ -34,6 +34,7 @@
 #include "agent/train_config.h"
 #include "common/config.h"
 #include "common/file_read.h"
+#include "common/file_write.h"
 #include "common/log.h"
 #include "common/topology_generators.h"
 #include "fabric/eal.h"
@@ -87,7 +88,8 @@ options:
   --help               this text
 
 exit status: 0 success, 1 runtime error, 2 usage/config error (also an unreadable --model-in
-or one of the other kind: nothing is started)
+or one of the other kind, or a --model-out or --checkpoint path that cannot take the file:
+nothing is started)
 )";
 
 int usage_error(const std::string& msg) {
@@ -265,6 +267,16 @@ int main(int argc, char** argv) {
   if (f.eval_steps) cfg.eval_steps = static_cast<int>(*f.eval_steps);
   if (f.seed) cfg.dqn.seed = static_cast<uint64_t>(*f.seed);
   if (f.threads) cfg.dqn.threads = static_cast<int>(*f.threads);
+  // The files written after training, or during it, are checked before it starts: a path
+  // that cannot take them would lose the run's work at its end.
+  for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"--model-out", f.model_out},
+                                   {"--checkpoint", f.checkpoint}}) {
+    if (path.empty()) continue;
+    if (const std::string why = output_file_problem(path, true); !why.empty()) {
+      std::fprintf(stderr, "rocemu-train: %s %s: %s\n", flag, path.c_str(), why.c_str());
+      return kExitUsage;
+    }
+  }
   // A model to start from is checked before anything starts (EAL, the network).
   std::optional<Model> model_in;
   if (!f.model_in.empty()) {

@@ -29,6 +29,7 @@
 #include "agent/policy.h"
 #include "agent/port_features.h"
 #include "agent/torch/q_network.h"
+#include "common/file_write.h"
 #include "common/icrc.h"
 
 namespace rocemu::agent {
@@ -338,6 +339,8 @@ struct DqnTrainer::Impl {
   void save_checkpoint(const std::string& path) {
     if (!need_reset && env_steps > 0)
       throw std::logic_error("a checkpoint is taken between episodes only");
+    if (const std::string why = output_file_problem(path, false); !why.empty())
+      throw std::runtime_error("checkpoint " + path + ": " + why);
     torch::NoGradGuard ng;
     torch::serialize::OutputArchive ar;
     uint32_t crc = 0;

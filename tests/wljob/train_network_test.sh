@@ -88,6 +88,15 @@ expect_exit 2 "agent-model" -- "$build/apps/rocemu-sim" "$run" --policy graphcc 
 expect_exit 2 "exclude each other" -- "$build/apps/rocemu-train" "${small[@]}" --resume "$work/c.ckpt" \
   --model-in "$work/a.model"
 expect_exit 2 "expected 1 or 2" -- "$build/apps/rocemu-train" --threads 3
+# Where the model or checkpoints cannot go is found before training, not after it (exit 2),
+# and a device is never replaced by a rename; a missing directory is created.
+expect_exit 2 "--model-out /dev/null: exists and is not a regular file" -- \
+  "$build/apps/rocemu-train" "${small[@]}" --steps 20 --model-out /dev/null
+[ -c /dev/null ]
+expect_exit 2 "--checkpoint $work/a.model/c.ckpt: cannot create its directory" -- \
+  "$build/apps/rocemu-train" "${small[@]}" --steps 20 --checkpoint "$work/a.model/c.ckpt"
+"$build/apps/rocemu-train" "${small[@]}" --steps 20 --model-out "$work/new/dir/m.model" >/dev/null
+cmp "$work/a.model" "$work/new/dir/m.model"
 # A model to start from is checked first: unreadable, or of the other kind, exits 2 naming
 # the file and both kinds, before EAL or the network start.
 expect_exit 2 "--model-in: model file $work/bad.model: truncated" -- "$build/apps/rocemu-train" "${small[@]}" \
